@@ -1,0 +1,71 @@
+"""A job: one execution of a task. The `jobs` table *is* the queue.
+
+Every state change is a compare-and-set in raw SQL (see jobs/queue.py); this
+model exists for migrations, reads, and the admin. `attempt` only ever grows:
+it is the fencing token a result write must match.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from jobsched_project.ids import BinaryUUIDField, new_id
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    DEAD = "dead"
+
+
+class Job(models.Model):
+    id = BinaryUUIDField(primary_key=True, default=new_id, editable=False)
+    tenant_id = models.CharField(max_length=64)
+    # No FK constraint: the queue must not take parent-row locks on every insert.
+    task = models.ForeignKey(
+        "tasks.Task", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="jobs"
+    )
+    scheduled_at = models.DateTimeField()
+
+    status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
+    priority = models.PositiveSmallIntegerField(default=5)
+    attempt = models.PositiveIntegerField(default=0)
+    max_attempts = models.PositiveIntegerField(default=5)
+    next_attempt_at = models.DateTimeField()
+    timeout_seconds = models.PositiveIntegerField(default=30)
+    backoff_base_seconds = models.PositiveIntegerField(default=10)
+
+    worker_id = models.CharField(max_length=255, null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=1024, null=True, blank=True)
+    response_body = models.TextField(null=True, blank=True)  # truncated by the executor
+
+    # The request snapshot the executor sends, copied from the task at scheduling time.
+    request_method = models.CharField(max_length=7)
+    request_url = models.CharField(max_length=2048)
+    request_headers = models.JSONField(default=dict, blank=True)
+    request_body = models.TextField(blank=True, default="")
+    secret_ref = models.CharField(max_length=255, null=True, blank=True)
+
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "jobs"
+        indexes = [
+            models.Index(fields=["status", "priority", "next_attempt_at"], name="jobs_claim_idx"),
+            models.Index(fields=["status", "lease_expires_at"], name="jobs_reconciler_idx"),
+            models.Index(fields=["status", "finished_at"], name="jobs_archiver_idx"),
+            models.Index(fields=["tenant_id", "status"], name="jobs_dlq_idx"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "scheduled_at"], name="jobs_task_scheduled_uniq"),
+        ]
+        permissions = [("retry_dead_jobs", "Can retry dead jobs")]
+
+    def __str__(self) -> str:
+        return f"job {self.id} ({self.status})"

@@ -1,0 +1,3 @@
+"""Job API routes (filled by the job API)."""
+
+urlpatterns: list = []

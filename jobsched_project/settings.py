@@ -1,0 +1,208 @@
+"""Settings, read from the environment in this one place.
+
+Every setting is listed with its default in README.md ("Settings"). A bad value
+fails at start with the setting's name, never later in a request.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+
+def _setting(name: str, cast, default):
+    """Read one variable, naming it when its value does not parse."""
+    try:
+        return cast(name, default=default)
+    except (ValueError, TypeError, ImproperlyConfigured) as exc:
+        raise ImproperlyConfigured(f"{name}: invalid value {os.environ.get(name)!r} ({exc})") from exc
+
+
+def _strict_bool(name: str, default: bool) -> bool:
+    """Like env.bool, but a typo such as DEBUG=ture is an error, not False."""
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    value = raw.strip().lower()
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise ImproperlyConfigured(f"{name}: expected true/false (1/0, yes/no, on/off), got {raw!r}")
+
+
+def _positive_int(name: str, default: int) -> int:
+    value = _setting(name, env.int, default)
+    if value <= 0:
+        raise ImproperlyConfigured(f"{name}: must be a positive integer, got {value}")
+    return value
+
+
+DEBUG = _strict_bool("DEBUG", False)
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY: required when DEBUG is off")
+    SECRET_KEY = "development-only-secret-key-not-for-production-use-0123456789"
+
+ALLOWED_HOSTS = _setting("ALLOWED_HOSTS", env.list, ["localhost", "127.0.0.1", "[::1]"])
+
+# --- Database: MySQL/MariaDB is the one source of truth for tasks and jobs ---
+DATABASE_URL_DEFAULT = "mysql://root@127.0.0.1:3306/jobsched"
+DATABASE_URL = os.environ.get("DATABASE_URL", DATABASE_URL_DEFAULT)
+try:
+    _db = environ.Env.db_url_config(DATABASE_URL)
+except Exception as exc:  # environ raises several types for a malformed URL
+    raise ImproperlyConfigured(f"DATABASE_URL: cannot parse {DATABASE_URL!r} ({exc})") from exc
+if _db.get("ENGINE") != "django.db.backends.mysql":
+    raise ImproperlyConfigured("DATABASE_URL: must be a mysql:// URL (MySQL 8.0+ or MariaDB 10.6+)")
+_db["OPTIONS"] = {
+    "charset": "utf8mb4",
+    # The driver's time zone option does not affect NOW(): the session must be UTC,
+    # because due dates and leases compare against the database's clock.
+    "init_command": (
+        "SET time_zone='+00:00', "
+        "sql_mode='STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,"
+        "ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
+    ),
+    # Gap locks under REPEATABLE READ blocked the scheduler's inserts behind the claim.
+    "isolation_level": "read committed",
+    # Binary UUID parameters are sent as _binary'..' so utf8mb4 never inspects them.
+    "binary_prefix": True,
+    "connect_timeout": 5,
+}
+_db["CONN_MAX_AGE"] = _setting("DB_CONN_MAX_AGE", env.int, 60)
+_db["CONN_HEALTH_CHECKS"] = True
+_db["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_bin"}
+DATABASES = {"default": _db}
+
+# --- Apps ---
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "tasks",
+    "jobs",
+    "history",
+    "workers",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "jobsched_project.urls"
+WSGI_APPLICATION = "jobsched_project.wsgi.application"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- Production hardening (manage.py check --deploy passes with DEBUG off) ---
+SECURE_SSL_REDIRECT = _strict_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+SECURE_HSTS_SECONDS = _setting("SECURE_HSTS_SECONDS", env.int, 0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_PRELOAD = not DEBUG
+SESSION_COOKIE_SECURE = not DEBUG
+CSRF_COOKIE_SECURE = not DEBUG
+X_FRAME_OPTIONS = "DENY"
+
+# --- Tenant API ---
+REST_FRAMEWORK = {
+    "EXCEPTION_HANDLER": "jobsched_project.problems.problem_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "UNAUTHENTICATED_USER": None,
+}
+
+# JWT verification: tenants' tokens come from their identity provider; HS256 with
+# a shared secret is for development. The tenant id is read from one claim only.
+JWT_ALGORITHM = _setting("JWT_ALGORITHM", env.str, "HS256")
+if JWT_ALGORITHM not in {"HS256", "RS256", "ES256"}:
+    raise ImproperlyConfigured(f"JWT_ALGORITHM: must be HS256, RS256 or ES256, got {JWT_ALGORITHM!r}")
+JWT_VERIFYING_KEY = os.environ.get("JWT_VERIFYING_KEY", "")
+JWT_SIGNING_KEY = os.environ.get("JWT_SIGNING_KEY", "")  # issue_token only; HS256 falls back to the verifying key
+if JWT_ALGORITHM == "HS256" and not JWT_VERIFYING_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("JWT_VERIFYING_KEY: required when DEBUG is off (the HS256 secret or a public key)")
+    JWT_VERIFYING_KEY = "development-only-jwt-secret-not-for-production"
+if JWT_ALGORITHM != "HS256" and not JWT_VERIFYING_KEY:
+    raise ImproperlyConfigured(f"JWT_VERIFYING_KEY: a PEM public key is required for {JWT_ALGORITHM}")
+JWT_AUDIENCE = os.environ.get("JWT_AUDIENCE", "jobsched")
+JWT_ISSUER = os.environ.get("JWT_ISSUER", "") or None
+JWT_TENANT_CLAIM = _setting("JWT_TENANT_CLAIM", env.str, "tenant_id")
+
+# --- Egress (SSRF) ---
+EGRESS_ALLOWLIST = os.environ.get("EGRESS_ALLOWLIST", "")
+
+# --- History store ---
+HISTORY_BACKEND = _setting("HISTORY_BACKEND", env.str, "sql")
+if HISTORY_BACKEND not in {"sql", "cassandra"}:
+    raise ImproperlyConfigured(f"HISTORY_BACKEND: must be 'sql' or 'cassandra', got {HISTORY_BACKEND!r}")
+CASSANDRA_HOSTS = _setting("CASSANDRA_HOSTS", env.list, [])
+CASSANDRA_KEYSPACE = _setting("CASSANDRA_KEYSPACE", env.str, "jobsched")
+if HISTORY_BACKEND == "cassandra" and not CASSANDRA_HOSTS:
+    raise ImproperlyConfigured("CASSANDRA_HOSTS: required when HISTORY_BACKEND=cassandra")
+
+# --- Loops ---
+ARCHIVE_SUCCEEDED_AFTER_SECONDS = _positive_int("ARCHIVE_SUCCEEDED_AFTER_SECONDS", 3600)
+ARCHIVE_DEAD_AFTER_SECONDS = _positive_int("ARCHIVE_DEAD_AFTER_SECONDS", 14 * 24 * 3600)
+HISTORY_TTL_SECONDS = _positive_int("HISTORY_TTL_SECONDS", 30 * 24 * 3600)
+
+LOG_LEVEL = _setting("LOG_LEVEL", env.str, "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "structured": {"()": "jobsched_project.logs.StructuredFormatter"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "structured"},
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+    },
+}

@@ -1,0 +1,8 @@
+"""WSGI entry point (gunicorn jobsched_project.wsgi)."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobsched_project.settings")
+application = get_wsgi_application()

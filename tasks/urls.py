@@ -1,0 +1,3 @@
+"""Task API routes (filled by the task API)."""
+
+urlpatterns: list = []

@@ -1,0 +1,13 @@
+"""Settings for the test suite: production settings with test-only secrets.
+
+Real commands started by end-to-end tests use this module too, so they see the
+same database and keys as the test process.
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
+os.environ.setdefault("JWT_VERIFYING_KEY", "test-only-jwt-secret-at-least-32-bytes-long")
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+
+from jobsched_project.settings import *  # noqa: F403 - the test settings are the real ones plus the above

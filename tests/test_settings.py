@@ -1,0 +1,73 @@
+"""Bad settings fail at start with the setting's name; a lost database is one line."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PRODUCTION_LIKE = {
+    "DEBUG": "0",
+    "SECRET_KEY": "k3y-" + "production-like-secret-with-enough-entropy-0123456789abcdef",
+    "JWT_VERIFYING_KEY": "production-like-jwt-secret-0123456789abcdef",
+    "ALLOWED_HOSTS": "jobsched.example.com",
+}
+
+
+def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY", "SECURE_SSL_REDIRECT"}
+    }
+    base["DJANGO_SETTINGS_MODULE"] = "jobsched_project.settings"
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("HISTORY_BACKEND", "mongodb"),
+        ("JWT_ALGORITHM", "none"),
+        ("DEBUG", "maybe"),
+        ("DATABASE_URL", "postgres://localhost/jobsched"),
+        ("ARCHIVE_SUCCEEDED_AFTER_SECONDS", "-5"),
+    ],
+)
+def test_an_invalid_setting_fails_at_start_naming_it(name, value):
+    result = _manage("check", env={**PRODUCTION_LIKE, name: value})
+    assert result.returncode != 0
+    assert name in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_secret_key_is_required_when_debug_is_off():
+    env = {k: v for k, v in PRODUCTION_LIKE.items() if k != "SECRET_KEY"}
+    result = _manage("check", env=env)
+    assert result.returncode != 0
+    assert "SECRET_KEY" in result.stderr
+
+
+def test_cassandra_backend_needs_contact_points():
+    result = _manage("check", env={**PRODUCTION_LIKE, "HISTORY_BACKEND": "cassandra", "CASSANDRA_HOSTS": ""})
+    assert result.returncode != 0
+    assert "CASSANDRA_HOSTS" in result.stderr
+
+
+def test_unreachable_database_is_one_line_naming_database_url_and_address():
+    result = _manage("migrate", env={**PRODUCTION_LIKE, "DATABASE_URL": "mysql://root:hunter2@127.0.0.1:1/jobsched"})
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "DATABASE_URL" in lines[0]
+    assert "127.0.0.1:1" in lines[0]
+    assert "hunter2" not in lines[0]
+
+
+def test_check_deploy_passes_with_production_like_settings():
+    result = _manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_LIKE)
+    assert result.returncode == 0, result.stdout + result.stderr
