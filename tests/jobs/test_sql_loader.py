@@ -1,0 +1,37 @@
+"""The queue's .sql files parse, and multi-row statements expand as expected."""
+
+import pytest
+
+from jobs.sql import QUERIES, expand, load_queries, parse_queries, placeholders
+
+
+def test_every_sql_file_parses_into_named_non_empty_queries():
+    queries = load_queries()
+    assert queries == QUERIES
+    assert all(body and not body.endswith(";") for body in queries.values())
+
+
+def test_blocks_are_split_on_name_comments():
+    text = "-- name: first\nSELECT 1;\n\n-- name: second\nSELECT 2\n"
+    assert parse_queries(text) == {"first": "SELECT 1", "second": "SELECT 2"}
+
+
+def test_a_duplicate_name_is_refused():
+    with pytest.raises(ValueError, match="duplicate"):
+        parse_queries("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;")
+
+
+def test_an_empty_block_is_refused():
+    with pytest.raises(ValueError, match="empty"):
+        parse_queries("-- name: a\n\n-- name: b\nSELECT 2;")
+
+
+def test_expand_fills_rows_with_placeholder_tuples():
+    assert placeholders(2, 3) == "(%s, %s, %s), (%s, %s, %s)"
+    assert expand("DELETE FROM jobs WHERE (id, status) IN ({rows})", 2, 2) == (
+        "DELETE FROM jobs WHERE (id, status) IN ((%s, %s), (%s, %s))"
+    )
+    with pytest.raises(ValueError):
+        expand("SELECT 1", 1, 1)
+    with pytest.raises(ValueError):
+        placeholders(0, 1)
