@@ -1,15 +1,438 @@
-"""Jobs in the admin (read-only until the support console lands)."""
+"""The dead-letter console for support staff, and a read-only view of every job.
 
-from django.contrib import admin
+Viewing needs jobs.view_deadjob; retrying needs jobs.retry_dead_jobs (the
+"support" group has both). Every retry goes through `jobs.services.job_retry`
+(one guarded UPDATE) and is recorded in the admin log. List pages never count a
+large table whole (CappedCountPaginator, no full count, no facets) and never
+query per row (the task name comes from a subquery of the same statement).
+"""
 
-from jobs.models import Job
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.admin.options import IncorrectLookupParameters, ShowFacets
+from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import OuterRef, Q, Subquery
+from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from jobs import console, services
+from jobs.models import DeadJob, Job, JobStatus
+from jobsched_project.ids import parse_id
+from tasks.models import Task
+
+RETRY_LOG_MESSAGE = "Retried from the dead-letter console: requeued"
+
+
+class InputListFilter(admin.SimpleListFilter):
+    """A list filter with a text box, for values too many to list (tenants, task ids).
+
+    `lookups` offers a bounded few; any value can be typed.
+    """
+
+    template = "admin/jobs/input_filter.html"
+    placeholder = ""
+
+    def has_output(self) -> bool:
+        return True
+
+    def choices(self, changelist):
+        yield from super().choices(changelist)
+        yield {
+            "input": True,
+            "parameter_name": self.parameter_name,
+            "value": self.value() or "",
+            "placeholder": self.placeholder,
+            "hidden": [(name, value) for name, value in changelist.params.items() if name != self.parameter_name],
+        }
+
+
+def _dead_summary(request) -> console.DeadSummary:
+    """The DLQ summary, read once per request (the page and the tenant filter share it)."""
+    summary = getattr(request, "_dead_summary", None)
+    if summary is None:
+        summary = request._dead_summary = console.dead_summary()
+    return summary
+
+
+class TenantFilter(InputListFilter):
+    title = "tenant"
+    parameter_name = "tenant"
+    placeholder = "tenant id"
+
+    def lookups(self, request, model_admin):
+        return [(row.tenant_id, row.tenant_id) for row in _dead_summary(request).tenants]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(tenant_id=self.value()) if self.value() else queryset
+
+
+class TaskFilter(InputListFilter):
+    title = "task"
+    parameter_name = "task"
+    placeholder = "task id"
+    offered = 20
+
+    def lookups(self, request, model_admin):
+        tenant = request.GET.get(TenantFilter.parameter_name)
+        if not tenant:
+            return []
+        # DISTINCT ... LIMIT stops after `offered` tasks: bounded even for a huge tenant DLQ.
+        task_ids = list(
+            DeadJob.objects.filter(tenant_id=tenant)
+            .order_by()
+            .values_list("task_id", flat=True)
+            .distinct()[: self.offered]
+        )
+        if not task_ids:
+            return []
+        names = Task.objects.filter(pk__in=task_ids).order_by("name").values_list("pk", "name")
+        return [(str(pk), f"{name} ({str(pk)[:8]}…)") for pk, name in names]
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        task_id = parse_id(self.value())
+        return queryset.filter(task_id=task_id) if task_id else queryset.none()
+
+
+class HttpStatusClassFilter(admin.SimpleListFilter):
+    title = "last HTTP status"
+    parameter_name = "http"
+    classes = {"2xx": 200, "3xx": 300, "4xx": 400, "5xx": 500}
+
+    def lookups(self, request, model_admin):
+        return [*((name, name) for name in self.classes), ("none", "none (timeout, connection error)")]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "none":
+            return queryset.filter(http_status__isnull=True)
+        if value in self.classes:
+            low = self.classes[value]
+            return queryset.filter(http_status__gte=low, http_status__lt=low + 100)
+        return queryset
+
+
+class AgeFilter(admin.SimpleListFilter):
+    """How long ago the job died (finished_at)."""
+
+    title = "died"
+    parameter_name = "age"
+    ranges = {
+        "1h": ("in the last hour", None, timedelta(hours=1)),
+        "1d": ("1 to 24 hours ago", timedelta(hours=1), timedelta(days=1)),
+        "7d": ("1 to 7 days ago", timedelta(days=1), timedelta(days=7)),
+        "older": ("more than 7 days ago", timedelta(days=7), None),
+    }
+
+    def lookups(self, request, model_admin):
+        return [(key, label) for key, (label, _, _) in self.ranges.items()]
+
+    def queryset(self, request, queryset):
+        if self.value() not in self.ranges:
+            return queryset
+        _, older_than, newer_than = self.ranges[self.value()]
+        now = timezone.now()
+        if older_than is not None:
+            queryset = queryset.filter(finished_at__lte=now - older_than)
+        if newer_than is not None:
+            queryset = queryset.filter(finished_at__gt=now - newer_than)
+        return queryset
+
+
+def with_task_name(queryset):
+    """Annotate each job with its task's name in the same query (no per-row query).
+
+    A correlated subquery rather than select_related: the FK has no constraint, and an
+    INNER JOIN would silently hide a job whose task row is gone.
+    """
+    return queryset.annotate(task_name=Subquery(Task.objects.filter(pk=OuterRef("task_id")).values("name")[:1]))
+
+
+def preformatted(text: str):
+    """Text shown as sent (escaped), or a dash when empty."""
+    return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text) if text else "—"
+
+
+def masked_headers_block(headers):
+    """Headers as pretty JSON with credential-looking values masked."""
+    masked = console.mask_headers(headers)
+    return preformatted(json.dumps(masked, indent=2, ensure_ascii=False)) if masked else "—"
+
+
+@admin.register(DeadJob)
+class DeadJobAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "tenant_id",
+        "task_name",
+        "scheduled_at",
+        "attempt",
+        "http_status",
+        "error_excerpt",
+        "finished_at",
+    )
+    list_filter = (TenantFilter, TaskFilter, HttpStatusClassFilter, AgeFilter)
+    search_fields = ("error",)  # the search itself is get_search_results
+    search_help_text = "A job id or task id (exact UUID), or text in the error."
+    ordering = ("-finished_at",)
+    list_per_page = 50
+    show_full_result_count = False
+    show_facets = ShowFacets.NEVER
+    paginator = console.CappedCountPaginator
+    actions = ["retry_selected"]
+
+    readonly_fields = (
+        "task_link",
+        "masked_request_url",
+        "masked_request_headers",
+        "masked_request_body",
+        "secret_ref_name",
+        "response_body_text",
+    )
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "id",
+                    "tenant_id",
+                    "task_link",
+                    "status",
+                    "scheduled_at",
+                    ("attempt", "max_attempts"),
+                    "priority",
+                    ("started_at", "finished_at"),
+                    "worker_id",
+                )
+            },
+        ),
+        (
+            "Request sent (credentials masked)",
+            {
+                "fields": (
+                    "request_method",
+                    "masked_request_url",
+                    "masked_request_headers",
+                    "masked_request_body",
+                    "secret_ref_name",
+                )
+            },
+        ),
+        ("Response kept", {"fields": ("http_status", "error", "response_body_text")}),
+    )
+
+    # Injectable so tests pace without sleeping.
+    clock = staticmethod(time.monotonic)
+    sleep = staticmethod(time.sleep)
+
+    # --- permissions: read-only console; retrying is its own permission ---
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_retry_permission(self, request) -> bool:
+        return request.user.has_perm("jobs.retry_dead_jobs")
+
+    def get_queryset(self, request):
+        return with_task_name(super().get_queryset(request))
+
+    # --- list ---
+    @admin.display(description="task", ordering="task_name")
+    def task_name(self, obj) -> str:
+        return obj.task_name or "(task gone)"
+
+    @admin.display(description="error")
+    def error_excerpt(self, obj: DeadJob) -> str:
+        error = obj.error or ""
+        return error if len(error) <= 80 else error[:79] + "…"
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        as_id = parse_id(term)
+        if as_id is not None:
+            return queryset.filter(Q(pk=as_id) | Q(task_id=as_id)), False
+        return queryset.filter(error__icontains=term), False
+
+    # --- detail ---
+    @admin.display(description="task")
+    def task_link(self, obj):
+        url = reverse("admin:tasks_task_change", args=[obj.task_id])
+        return format_html('<a href="{}">{}</a> ({})', url, self.task_name(obj), obj.task_id)
+
+    @admin.display(description="URL")
+    def masked_request_url(self, obj: DeadJob) -> str:
+        return console.mask_url(obj.request_url)
+
+    @admin.display(description="headers")
+    def masked_request_headers(self, obj: DeadJob):
+        return masked_headers_block(obj.request_headers)
+
+    @admin.display(description="body")
+    def masked_request_body(self, obj: DeadJob):
+        return preformatted(console.mask_body(obj.request_body))
+
+    @admin.display(description="secret reference")
+    def secret_ref_name(self, obj: DeadJob) -> str:
+        # The name of the secret only: the console never resolves it.
+        return obj.secret_ref or "—"
+
+    @admin.display(description="response body (truncated)")
+    def response_body_text(self, obj: DeadJob):
+        return preformatted(obj.response_body or "")
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "has_retry_permission": self.has_retry_permission(request)}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def changelist_view(self, request, extra_context=None):
+        _dead_summary(request)  # read once, before the tenant filter and the summary tag need it
+        extra_context = {
+            "title": "Dead-letter queue: dead jobs of every tenant",
+            **(extra_context or {}),
+            "has_retry_permission": self.has_retry_permission(request),
+            "bulk_retry_limit": settings.ADMIN_BULK_RETRY_LIMIT,
+            "retry_matching_url": reverse("admin:jobs_deadjob_retry_matching")
+            + (f"?{request.GET.urlencode()}" if request.GET else ""),
+        }
+        return super().changelist_view(request, extra_context)
+
+    # --- retry ---
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path("retry-matching/", view(self.retry_matching_view), name="jobs_deadjob_retry_matching"),
+            path("<path:object_id>/retry/", view(self.retry_view), name="jobs_deadjob_retry"),
+            *super().get_urls(),
+        ]
+
+    @admin.action(description="Retry selected dead jobs", permissions=["retry"])
+    def retry_selected(self, request, queryset):
+        if request.POST.get("select_across") == "1":
+            job_ids = self._ids_up_to_limit(queryset)
+        else:
+            # The ids as ticked, not `queryset` (already narrowed to dead jobs): a job retried or
+            # archived since the page was drawn must be reported, not silently dropped.
+            ticked = (parse_id(value) for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME))
+            job_ids = list(dict.fromkeys(job_id for job_id in ticked if job_id is not None))
+        self._retry_ids(request, job_ids)
+
+    def retry_view(self, request, object_id):
+        """The detail page's button: retry one job."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self.has_retry_permission(request):
+            raise PermissionDenied
+        job_id = parse_id(unquote(object_id))
+        if job_id is None:
+            raise Http404("not a job id")
+        outcome = services.job_retry(job_id=job_id, tenant_id=None)
+        if outcome is services.RetryOutcome.REQUEUED:
+            self._log_retries(request, [job_id])
+            self.message_user(request, f"Job {job_id} requeued.", messages.SUCCESS)
+        elif outcome is services.RetryOutcome.GONE:
+            self.message_user(request, f"Job {job_id} is already gone (archived or never existed).", messages.WARNING)
+        else:
+            self.message_user(request, f"Job {job_id} is no longer dead: nothing to do.", messages.WARNING)
+        return self._back_to_changelist(request)
+
+    def retry_matching_view(self, request):
+        """Retry every dead job the current filters and search match, up to the per-request limit."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self.has_retry_permission(request):
+            raise PermissionDenied
+        try:
+            changelist = self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            self.message_user(request, "Those filters are not valid: nothing retried.", messages.ERROR)
+            return HttpResponseRedirect(reverse("admin:jobs_deadjob_changelist"))
+        self._retry_ids(request, self._ids_up_to_limit(changelist.get_queryset(request)))
+        query = request.GET.urlencode()
+        return HttpResponseRedirect(reverse("admin:jobs_deadjob_changelist") + (f"?{query}" if query else ""))
+
+    @staticmethod
+    def _ids_up_to_limit(queryset) -> list[uuid.UUID]:
+        # One more than the limit tells whether jobs were left over; ids only, no row bodies.
+        return list(queryset.values_list("pk", flat=True)[: settings.ADMIN_BULK_RETRY_LIMIT + 1])
+
+    def _retry_ids(self, request, job_ids: list[uuid.UUID]) -> console.RetryTally:
+        limit = settings.ADMIN_BULK_RETRY_LIMIT
+        pacer = console.Pacer(settings.ADMIN_BULK_RETRY_PER_SECOND, clock=self.clock, sleep=self.sleep)
+        tally = console.RetryTally()
+        try:
+            console.retry_each(job_ids, pacer=pacer, limit=limit, tally=tally)
+        finally:
+            # Even if a retry fails midway, the ones already requeued are in the audit log.
+            self._log_retries(request, tally.requeued)
+        clean = tally.gone == 0 and tally.not_dead == 0 and not tally.left_over
+        self.message_user(request, tally.summary(), messages.SUCCESS if clean else messages.WARNING)
+        return tally
+
+    def _log_retries(self, request, job_ids: list[uuid.UUID]) -> None:
+        """One admin log entry per requeued job (who, when, which job), in one INSERT."""
+        if not job_ids:
+            return
+        # Logged against Job (not the proxy) so the entry's link still works once the job is no longer dead.
+        LogEntry.objects.log_actions(
+            user_id=request.user.pk,
+            queryset=[Job(pk=job_id, status=JobStatus.PENDING) for job_id in job_ids],
+            action_flag=CHANGE,
+            change_message=RETRY_LOG_MESSAGE,
+        )
+
+    def _back_to_changelist(self, request):
+        url = reverse("admin:jobs_deadjob_changelist")
+        preserved = {"preserved_filters": self.get_preserved_filters(request), "opts": self.opts}
+        return HttpResponseRedirect(add_preserved_filters(preserved, url))
 
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ("id", "tenant_id", "status", "scheduled_at", "attempt", "http_status")
-    list_filter = ("status",)
+    """Every job, read-only (the retry lives in the dead-job console)."""
+
+    list_display = ("id", "tenant_id", "task_name", "status", "scheduled_at", "attempt", "http_status")
+    list_filter = ("status", HttpStatusClassFilter)
+    search_fields = ("tenant_id",)  # the search itself is get_search_results
+    search_help_text = "A job id or task id (exact UUID), or a tenant id."
+    ordering = ("-id",)
+    list_per_page = 50
     show_full_result_count = False
+    show_facets = ShowFacets.NEVER
+    paginator = console.CappedCountPaginator
+    readonly_fields = DeadJobAdmin.readonly_fields
+    fieldsets = DeadJobAdmin.fieldsets
+
+    task_name = DeadJobAdmin.task_name
+    task_link = DeadJobAdmin.task_link
+    masked_request_url = DeadJobAdmin.masked_request_url
+    masked_request_headers = DeadJobAdmin.masked_request_headers
+    masked_request_body = DeadJobAdmin.masked_request_body
+    secret_ref_name = DeadJobAdmin.secret_ref_name
+    response_body_text = DeadJobAdmin.response_body_text
+
+    def get_queryset(self, request):
+        return with_task_name(super().get_queryset(request))
 
     def has_add_permission(self, request):
         return False
@@ -19,3 +442,12 @@ class JobAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        as_id = parse_id(term)
+        if as_id is not None:
+            return queryset.filter(Q(pk=as_id) | Q(task_id=as_id)), False
+        return queryset.filter(tenant_id=term), False

@@ -7,6 +7,8 @@ it is the fencing token a result write must match.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
@@ -69,3 +71,19 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.id} ({self.status})"
+
+
+class DeadJobManager(models.Manager):
+    def get_queryset(self):
+        return super().get_queryset().filter(status=JobStatus.DEAD)
+
+
+class DeadJob(Job):
+    """The dead-letter queue as its own admin: jobs that ran out of attempts (proxy, no table)."""
+
+    objects: ClassVar[DeadJobManager] = DeadJobManager()
+
+    class Meta:
+        proxy = True
+        verbose_name = "dead job"
+        verbose_name_plural = "dead jobs"

@@ -1,3 +1,12 @@
-"""Job API routes (filled by the job API)."""
+"""Job API routes (mounted under /v1/)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from jobs import views
+
+urlpatterns = [
+    path("jobs/<str:job_id>", views.JobDetailView.as_view(), name="job"),
+    path("jobs/<str:job_id>/retry", views.JobRetryView.as_view(), name="job-retry"),
+    path("tasks/<str:task_id>/history", views.TaskHistoryView.as_view(), name="task-history"),
+    path("dlq", views.DeadLetterQueueView.as_view(), name="dlq"),
+]

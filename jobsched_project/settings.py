@@ -155,7 +155,25 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_AUTHENTICATION_CLASSES": ["jobsched_project.auth.TenantJWTAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["jobsched_project.auth.IsTenant"],
+    "DEFAULT_THROTTLE_CLASSES": ["tasks.throttling.TenantRateThrottle"],
 }
+SPECTACULAR_SETTINGS = {
+    "TITLE": "jobsched tenant API",
+    "DESCRIPTION": "cron and at as a service. Errors are application/problem+json.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+# Per-tenant request rate of the whole tenant API ("<n>/<second|minute|hour|day>",
+# empty = off); counted per process in the default cache.
+TENANT_THROTTLE_RATE = _setting("TENANT_THROTTLE_RATE", env.str, "600/minute")
+if TENANT_THROTTLE_RATE:
+    _num, _, _period = TENANT_THROTTLE_RATE.partition("/")
+    if not _num.isdigit() or int(_num) <= 0 or _period not in {"second", "minute", "hour", "day", "s", "m", "h", "d"}:
+        raise ImproperlyConfigured(
+            f"TENANT_THROTTLE_RATE: expected '<n>/second|minute|hour|day' or empty, got {TENANT_THROTTLE_RATE!r}"
+        )
 
 # JWT verification: tenants' tokens come from their identity provider; HS256 with
 # a shared secret is for development. The tenant id is read from one claim only.
@@ -177,10 +195,17 @@ JWT_TENANT_CLAIM = _setting("JWT_TENANT_CLAIM", env.str, "tenant_id")
 # --- Egress (SSRF) ---
 EGRESS_ALLOWLIST = os.environ.get("EGRESS_ALLOWLIST", "")
 
+# --- Executor ---
+# Directory of mounted secrets (one file per secret_ref); unset = environment only
+# (JOBSCHED_SECRET_<NAME>). Tokens never sit in MySQL: tasks store only the name.
+SECRETS_DIR = os.environ.get("SECRETS_DIR", "")
+
 # --- History store ---
 HISTORY_BACKEND = _setting("HISTORY_BACKEND", env.str, "sql")
-if HISTORY_BACKEND not in {"sql", "cassandra"}:
-    raise ImproperlyConfigured(f"HISTORY_BACKEND: must be 'sql' or 'cassandra', got {HISTORY_BACKEND!r}")
+if HISTORY_BACKEND not in {"sql", "cassandra"} and "." not in HISTORY_BACKEND:
+    raise ImproperlyConfigured(
+        f"HISTORY_BACKEND: must be 'sql', 'cassandra' or a HistoryStore class's dotted path, got {HISTORY_BACKEND!r}"
+    )
 CASSANDRA_HOSTS = _setting("CASSANDRA_HOSTS", env.list, [])
 CASSANDRA_KEYSPACE = _setting("CASSANDRA_KEYSPACE", env.str, "jobsched")
 if HISTORY_BACKEND == "cassandra" and not CASSANDRA_HOSTS:
@@ -190,6 +215,15 @@ if HISTORY_BACKEND == "cassandra" and not CASSANDRA_HOSTS:
 ARCHIVE_SUCCEEDED_AFTER_SECONDS = _positive_int("ARCHIVE_SUCCEEDED_AFTER_SECONDS", 3600)
 ARCHIVE_DEAD_AFTER_SECONDS = _positive_int("ARCHIVE_DEAD_AFTER_SECONDS", 14 * 24 * 3600)
 HISTORY_TTL_SECONDS = _positive_int("HISTORY_TTL_SECONDS", 30 * 24 * 3600)
+
+# --- Support console (admin): one bulk retry is bounded and paced, so a click
+# cannot flood a tenant's endpoint (each retry makes the job due at once).
+ADMIN_BULK_RETRY_LIMIT = _positive_int("ADMIN_BULK_RETRY_LIMIT", 500)
+ADMIN_BULK_RETRY_PER_SECOND = _setting("ADMIN_BULK_RETRY_PER_SECOND", env.float, 100.0)
+if ADMIN_BULK_RETRY_PER_SECOND < 0:
+    raise ImproperlyConfigured(
+        f"ADMIN_BULK_RETRY_PER_SECOND: must be >= 0 (0 = unpaced), got {ADMIN_BULK_RETRY_PER_SECOND}"
+    )
 
 LOG_LEVEL = _setting("LOG_LEVEL", env.str, "INFO").upper()
 LOGGING = {
@@ -204,5 +238,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
+        # httpx logs every request at INFO: the executor makes thousands a second.
+        "httpx": {"level": "WARNING"},
     },
 }

@@ -1,3 +1,19 @@
-"""Task API routes (filled by the task API)."""
+"""Task API routes (mounted under /v1/) and the OpenAPI schema."""
 
-urlpatterns: list = []
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from tasks import views
+
+urlpatterns = [
+    path("tasks", views.TaskListCreateView.as_view(), name="tasks"),
+    path("tasks/<str:task_id>", views.TaskDetailView.as_view(), name="task"),
+    path("tasks/<str:task_id>/pause", views.TaskPauseView.as_view(), name="task-pause"),
+    path("tasks/<str:task_id>/resume", views.TaskResumeView.as_view(), name="task-resume"),
+    # Public: the schema describes the API, it reveals no tenant's data.
+    path(
+        "schema",
+        SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[], throttle_classes=[]),
+        name="schema",
+    ),
+]

@@ -1,0 +1,394 @@
+"""The Cassandra history store, through the driver django-cassandra-engine ships.
+
+Tables (created by `manage.py sync_history_schema`, see `schema_statements`):
+`job_history`, partitioned by (tenant_id, task_id, bucket = UTC month of
+scheduled_at as yyyymm) so a per-minute cron never grows one partition forever,
+clustered newest first; and `job_by_id`, keyed by (tenant_id, job_id), saying
+where a job lives, because Cassandra reads only by a full partition key. The
+tenant is in both partition keys, so a read with the wrong tenant finds nothing.
+
+Writes: one prepared INSERT per row and table, at most `concurrency` (64) in
+flight, never a BATCH (a cross-partition batch funnels through one coordinator
+and its batch log). Empty columns are bound UNSET, not null: a null writes a
+tombstone that slows reads until compaction. Both reads and writes run at
+LOCAL_QUORUM, so a job the archiver has just moved (and deleted from MySQL) is
+visible to the next history read: a LOCAL_ONE pair could show a gap.
+
+Timestamps hold milliseconds. scheduled_at is part of the key and MySQL keeps
+microseconds, so the microseconds below the millisecond go in their own column
+(`scheduled_at_micros`, unset when 0) and a record reads back exactly as written.
+Positions are compared at millisecond precision here; two jobs of one task
+within one millisecond cannot occur (one job per run; cron runs are minutes apart).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, overload
+
+from cassandra import ConsistencyLevel, OperationTimedOut, RequestExecutionException
+from cassandra.cluster import NoHostAvailable
+from cassandra.query import UNSET_VALUE
+from django.conf import settings
+
+from history.base import HistoryRecord, HistoryStore, HistoryUnavailable, Position, truncate_to_millis
+
+logger = logging.getLogger(__name__)
+
+MAX_IN_FLIGHT = 64
+UNAVAILABLE_ERRORS = (NoHostAvailable, OperationTimedOut, RequestExecutionException)
+
+_RECORD_COLUMNS = (
+    "tenant_id, task_id, job_id, scheduled_at, scheduled_at_micros, status, attempt, max_attempts, priority, "
+    "request_method, request_url, http_status, error, response_body, started_at, finished_at"
+)
+
+INSERT_HISTORY = (
+    "INSERT INTO job_history (tenant_id, task_id, bucket, scheduled_at, job_id, scheduled_at_micros, status, "
+    "attempt, max_attempts, priority, request_method, request_url, http_status, error, response_body, "
+    "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?"
+)
+INSERT_BY_ID = "INSERT INTO job_by_id (tenant_id, job_id, task_id, scheduled_at) VALUES (?, ?, ?, ?) USING TTL ?"
+SELECT_BY_ID = "SELECT task_id, scheduled_at FROM job_by_id WHERE tenant_id = ? AND job_id = ?"
+SELECT_ONE = (
+    f"SELECT {_RECORD_COLUMNS} FROM job_history "
+    "WHERE tenant_id = ? AND task_id = ? AND bucket = ? AND scheduled_at = ? AND job_id = ?"
+)
+SELECT_PAGE_BEFORE = (
+    f"SELECT {_RECORD_COLUMNS} FROM job_history "
+    "WHERE tenant_id = ? AND task_id = ? AND bucket = ? AND (scheduled_at, job_id) < (?, ?) LIMIT ?"
+)
+SELECT_PAGE_ALL = (
+    f"SELECT {_RECORD_COLUMNS} FROM job_history WHERE tenant_id = ? AND task_id = ? AND bucket = ? LIMIT ?"
+)
+STATEMENTS = {
+    "insert_history": INSERT_HISTORY,
+    "insert_by_id": INSERT_BY_ID,
+    "select_by_id": SELECT_BY_ID,
+    "select_one": SELECT_ONE,
+    "select_page_before": SELECT_PAGE_BEFORE,
+    "select_page_all": SELECT_PAGE_ALL,
+}
+
+
+def schema_statements(*, keyspace: str, ttl_seconds: int, replication: dict[str, object]) -> list[str]:
+    """The CQL that creates the keyspace and both tables (idempotent), and sets their TTL."""
+    options = ", ".join(f"'{key}': {value!r}" for key, value in replication.items())
+    return [
+        f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {{{options}}}",
+        f"""CREATE TABLE IF NOT EXISTS {keyspace}.job_history (
+    tenant_id text,
+    task_id uuid,
+    bucket int,
+    scheduled_at timestamp,
+    job_id uuid,
+    scheduled_at_micros int,
+    status text,
+    attempt int,
+    max_attempts int,
+    priority int,
+    request_method text,
+    request_url text,
+    http_status int,
+    error text,
+    response_body text,
+    started_at timestamp,
+    finished_at timestamp,
+    PRIMARY KEY ((tenant_id, task_id, bucket), scheduled_at, job_id)
+) WITH CLUSTERING ORDER BY (scheduled_at DESC, job_id DESC)
+  AND default_time_to_live = {ttl_seconds}
+  AND compaction = {{'class': 'TimeWindowCompactionStrategy', 'compaction_window_unit': 'DAYS', \
+'compaction_window_size': '1'}}""",
+        f"""CREATE TABLE IF NOT EXISTS {keyspace}.job_by_id (
+    tenant_id text,
+    job_id uuid,
+    task_id uuid,
+    scheduled_at timestamp,
+    PRIMARY KEY ((tenant_id, job_id))
+) WITH default_time_to_live = {ttl_seconds}""",
+        # IF NOT EXISTS keeps an older TTL: set it on every sync so the setting wins.
+        f"ALTER TABLE {keyspace}.job_history WITH default_time_to_live = {ttl_seconds}",
+        f"ALTER TABLE {keyspace}.job_by_id WITH default_time_to_live = {ttl_seconds}",
+    ]
+
+
+# --- bucket maths: a bucket is the UTC month of scheduled_at, as yyyymm ---
+
+
+def bucket_of(moment: dt.datetime) -> int:
+    utc = moment.astimezone(dt.UTC) if moment.tzinfo else moment
+    return utc.year * 100 + utc.month
+
+
+def previous_bucket(bucket: int) -> int:
+    year, month = divmod(bucket, 100)
+    return (year - 1) * 100 + 12 if month == 1 else bucket - 1
+
+
+def buckets_newest_first(newest: int, oldest: int) -> Iterator[int]:
+    bucket = newest
+    while bucket >= oldest:
+        yield bucket
+        bucket = previous_bucket(bucket)
+
+
+# --- values ---
+
+
+def _unset_if_none(value: object) -> object:
+    """An empty column stays unset: binding None would write a tombstone."""
+    return UNSET_VALUE if value is None else value
+
+
+def _micros_below_millis(moment: dt.datetime) -> int:
+    return moment.microsecond % 1000
+
+
+def history_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
+    """The values INSERT_HISTORY binds for `record`, in order."""
+    micros = _micros_below_millis(record.scheduled_at)
+    return (
+        record.tenant_id,
+        record.task_id,
+        bucket_of(record.scheduled_at),
+        truncate_to_millis(record.scheduled_at),
+        record.job_id,
+        micros or UNSET_VALUE,
+        record.status,
+        record.attempt,
+        record.max_attempts,
+        record.priority,
+        record.request_method,
+        record.request_url,
+        _unset_if_none(record.http_status),
+        _unset_if_none(record.error),
+        _unset_if_none(record.response_body),
+        _unset_if_none(truncate_to_millis(record.started_at)),
+        _unset_if_none(truncate_to_millis(record.finished_at)),
+        ttl_seconds,
+    )
+
+
+def by_id_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
+    """The values INSERT_BY_ID binds for `record`, in order."""
+    return (record.tenant_id, record.job_id, record.task_id, truncate_to_millis(record.scheduled_at), ttl_seconds)
+
+
+@overload
+def _aware(value: dt.datetime) -> dt.datetime: ...
+@overload
+def _aware(value: None) -> None: ...
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    """The driver returns naive UTC datetimes."""
+    if value is None:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def record_from_row(row: Any) -> HistoryRecord:
+    scheduled_at = _aware(row.scheduled_at) + dt.timedelta(microseconds=row.scheduled_at_micros or 0)
+    return HistoryRecord(
+        tenant_id=row.tenant_id,
+        task_id=row.task_id,
+        job_id=row.job_id,
+        scheduled_at=scheduled_at,
+        status=row.status,
+        attempt=row.attempt,
+        max_attempts=row.max_attempts,
+        priority=row.priority,
+        request_method=row.request_method,
+        request_url=row.request_url,
+        http_status=row.http_status,
+        error=row.error,
+        response_body=row.response_body,
+        started_at=_aware(row.started_at),
+        finished_at=_aware(row.finished_at),
+    )
+
+
+def contact_points(hosts: list[str]) -> tuple[list[str], int]:
+    """Split CASSANDRA_HOSTS entries ("host" or "host:port"; IPv6 without a port) into names and one port."""
+    names, ports = [], set()
+    for host in hosts:
+        name, port = host.rsplit(":", 1) if host.count(":") == 1 else (host, "9042")
+        names.append(name)
+        ports.add(int(port))
+    if len(ports) != 1:
+        raise ValueError("CASSANDRA_HOSTS: give at least one contact point, all on the same port")
+    return names, ports.pop()
+
+
+def connect(*, hosts: list[str], keyspace: str | None) -> Any:
+    """A driver session on `hosts`, in `keyspace` when given."""
+    from cassandra.cluster import Cluster
+
+    names, port = contact_points(hosts)
+    return Cluster(contact_points=names, port=port).connect(keyspace)
+
+
+@dataclass
+class _Prepared:
+    insert_history: object
+    insert_by_id: object
+    select_by_id: object
+    select_one: object
+    select_page_before: object
+    select_page_all: object
+
+
+class CassandraHistoryStore(HistoryStore):
+    def __init__(
+        self,
+        *,
+        session: Any = None,
+        hosts: list[str] | None = None,
+        keyspace: str | None = None,
+        ttl_seconds: int | None = None,
+        lookback_seconds: int | None = None,
+        concurrency: int = MAX_IN_FLIGHT,
+        clock: Callable[[], dt.datetime] | None = None,
+    ) -> None:
+        self._session = session
+        self.hosts = hosts if hosts is not None else list(settings.CASSANDRA_HOSTS)
+        self.keyspace = keyspace or settings.CASSANDRA_KEYSPACE
+        self.ttl_seconds = ttl_seconds or settings.HISTORY_TTL_SECONDS
+        # How far back a page looks for older buckets: a row lives up to its TTL after the
+        # archiver wrote it, which is up to ARCHIVE_DEAD_AFTER_SECONDS after the job
+        # finished, plus a month for retries and archiver lag. Older rows stay readable by id.
+        self.lookback = dt.timedelta(
+            seconds=lookback_seconds or self.ttl_seconds + settings.ARCHIVE_DEAD_AFTER_SECONDS + 31 * 24 * 3600
+        )
+        self.concurrency = min(concurrency, MAX_IN_FLIGHT)
+        self.clock = clock or (lambda: dt.datetime.now(dt.UTC))
+        self._prepared: _Prepared | None = None
+        self._lock = threading.Lock()
+
+    # --- connection ---
+
+    def _statements(self) -> tuple[Any, _Prepared]:
+        with self._lock:
+            if self._session is None:
+                self._session = connect(hosts=self.hosts, keyspace=self.keyspace)
+            if self._prepared is None:
+                prepared = {}
+                for name, cql in STATEMENTS.items():
+                    statement = self._session.prepare(cql)
+                    # A quorum write then a quorum read overlap: the archiver deletes from
+                    # MySQL only after the row is readable by the next history request.
+                    statement.consistency_level = ConsistencyLevel.LOCAL_QUORUM
+                    prepared[name] = statement
+                self._prepared = _Prepared(**prepared)
+            return self._session, self._prepared
+
+    def _call(self, operation: Callable[[], object]):
+        try:
+            return operation()
+        except UNAVAILABLE_ERRORS as exc:
+            raise HistoryUnavailable(f"Cassandra history store: {exc!r}") from exc
+
+    # --- the port ---
+
+    def write_many(self, records: Iterable[HistoryRecord]) -> None:
+        records = list(records)
+        if not records:
+            return
+
+        def write() -> None:
+            session, prepared = self._statements()
+
+            def statements():
+                for record in records:
+                    yield prepared.insert_history, history_values(record, self.ttl_seconds)
+                    yield prepared.insert_by_id, by_id_values(record, self.ttl_seconds)
+
+            # One INSERT per row and table, at most `concurrency` in flight; never a BATCH.
+            self._execute_bounded(session, statements())
+
+        self._call(write)
+
+    def _execute_bounded(self, session: Any, statements: Iterable[tuple[Any, tuple]]) -> None:
+        """Run every statement with at most `concurrency` in flight; raise the first error.
+
+        Not cassandra.concurrent.execute_concurrent: it sends with timeout=None, so one
+        request lost by a node would hang the archiver. Here each keeps the session's timeout.
+        """
+        slots = threading.BoundedSemaphore(self.concurrency)
+        failed = threading.Event()
+        futures = []
+
+        def done(_result: object) -> None:
+            slots.release()
+
+        def error(_exc: BaseException) -> None:
+            failed.set()
+            slots.release()
+
+        for statement, values in statements:
+            slots.acquire()
+            if failed.is_set():  # stop sending; the error is raised below
+                slots.release()
+                break
+            future = session.execute_async(statement, values)
+            future.add_callbacks(done, error)
+            futures.append(future)
+        for future in futures:
+            future.result()  # re-raises a failed statement's error
+
+    def get(self, tenant_id: str, job_id: uuid.UUID) -> HistoryRecord | None:
+        def read() -> HistoryRecord | None:
+            session, prepared = self._statements()
+            where = session.execute(prepared.select_by_id, (tenant_id, job_id)).one()
+            if where is None:
+                return None
+            scheduled_at = _aware(where.scheduled_at)
+            row = session.execute(
+                prepared.select_one, (tenant_id, where.task_id, bucket_of(scheduled_at), scheduled_at, job_id)
+            ).one()
+            return None if row is None else record_from_row(row)
+
+        return self._call(read)
+
+    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[HistoryRecord]:
+        def read() -> list[HistoryRecord]:
+            session, prepared = self._statements()
+            found: list[HistoryRecord] = []
+            for statement, params in self.page_reads(tenant_id, task_id, cursor):
+                if len(found) >= limit:
+                    break
+                prepared_statement = getattr(prepared, statement)
+                rows = session.execute(prepared_statement, (*params, limit - len(found)))
+                found.extend(record_from_row(row) for row in rows)
+            return found
+
+        return self._call(read)
+
+    def page_reads(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None) -> Iterator[tuple[str, tuple]]:
+        """The reads a page makes (statement name, values without the LIMIT), newest bucket first.
+
+        The cursor's own bucket is read from the cursor on; every older bucket whole,
+        back to the lookback horizon. A page stops as soon as it has `limit` rows.
+        """
+        now = self.clock()
+        newest = bucket_of(now + dt.timedelta(days=1))  # a job claimed just before midnight of a month's end
+        oldest = bucket_of(now - self.lookback)
+        cursor_bucket = bucket_of(cursor.scheduled_at) if cursor is not None else None
+        if cursor_bucket is not None:
+            newest = min(newest, cursor_bucket)
+        for bucket in buckets_newest_first(newest, oldest):
+            if cursor is not None and bucket == cursor_bucket:
+                position = (truncate_to_millis(cursor.scheduled_at), cursor.job_id)
+                yield "select_page_before", (tenant_id, task_id, bucket, *position)
+            else:
+                yield "select_page_all", (tenant_id, task_id, bucket)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._session is not None and hasattr(self._session, "cluster"):
+                self._session.cluster.shutdown()
+            self._session = None
+            self._prepared = None

@@ -1,0 +1,50 @@
+-- The SQL history store (history/sql_store.py). Times are UTC; NOW(6) is the database's clock.
+
+-- name: history_upsert
+-- An upsert by key: the archiver rewrites a job after a crash between its two writes.
+-- A rewrite refreshes the expiry, as a Cassandra rewrite refreshes the TTL.
+INSERT INTO job_history (
+    tenant_id, task_id, scheduled_at, job_id, status, attempt, max_attempts, priority,
+    request_method, request_url, http_status, error, response_body, started_at, finished_at,
+    expires_at
+)
+VALUES {rows}
+ON DUPLICATE KEY UPDATE
+    status = VALUES(status),
+    attempt = VALUES(attempt),
+    max_attempts = VALUES(max_attempts),
+    priority = VALUES(priority),
+    request_method = VALUES(request_method),
+    request_url = VALUES(request_url),
+    http_status = VALUES(http_status),
+    error = VALUES(error),
+    response_body = VALUES(response_body),
+    started_at = VALUES(started_at),
+    finished_at = VALUES(finished_at),
+    expires_at = VALUES(expires_at);
+
+-- name: history_get
+SELECT tenant_id, task_id, job_id, scheduled_at, status, attempt, max_attempts, priority,
+       request_method, request_url, http_status, error, response_body, started_at, finished_at
+FROM job_history
+WHERE tenant_id = %s
+  AND job_id = %s
+  AND expires_at > NOW(6);
+
+-- name: history_page
+-- Strictly older than the cursor (scheduled_at, job_id), newest first: the primary key's order.
+SELECT tenant_id, task_id, job_id, scheduled_at, status, attempt, max_attempts, priority,
+       request_method, request_url, http_status, error, response_body, started_at, finished_at
+FROM job_history
+WHERE tenant_id = %s
+  AND task_id = %s
+  AND (scheduled_at < %s OR (scheduled_at = %s AND job_id < %s))
+  AND expires_at > NOW(6)
+ORDER BY scheduled_at DESC, job_id DESC
+LIMIT %s;
+
+-- name: history_purge_expired
+-- Bounded, so one purge never holds many row locks.
+DELETE FROM job_history
+WHERE expires_at <= NOW(6)
+LIMIT %s;

@@ -1,0 +1,24 @@
+-- The archiver (workers/archiver.py): finished jobs leave the queue for the history store.
+
+-- name: archive_select
+-- Terminal jobs of one status finished before the cutoff, oldest first, through
+-- jobs_archiver_idx (status, finished_at). No lock: the delete's guard decides.
+-- Parameters: status, age in seconds, limit.
+SELECT id, tenant_id, task_id, scheduled_at, status, attempt, max_attempts, priority,
+       request_method, request_url, http_status, error, response_body, started_at, finished_at
+FROM jobs
+WHERE status = %s
+  AND finished_at < NOW(3) - INTERVAL %s SECOND
+ORDER BY finished_at
+LIMIT %s;
+
+-- name: archive_delete
+-- Runs only after the history store holds every row. (id, status, attempt) as read:
+-- a dead job retried by hand meanwhile is pending now (and a retry that already
+-- ran again has a higher attempt), so it no longer matches and stays in the queue.
+-- The multi-table form only to allow FORCE INDEX: without it MariaDB 10.11's range
+-- optimizer spent ~1 s weighing every status-prefixed index for 500 tuples (the
+-- delete itself took ~10 ms, measured); MySQL 8 accepts the same statement.
+DELETE j
+FROM jobs AS j FORCE INDEX (PRIMARY)
+WHERE (j.id, j.status, j.attempt) IN ({rows});

@@ -1,0 +1,32 @@
+-- Manual retry from the DLQ (job_retry): the same job goes back to the queue.
+
+-- name: retry_dead_job
+-- dead → pending, same id and scheduled_at. attempt is the fencing token and is
+-- kept, so a late result write from a claim before the retry matches 0 rows; the
+-- budget is refreshed to attempt + the task's max_attempts. The guard on status
+-- makes two concurrent retries (or a retry racing a claim) count once.
+-- Parameters: job id, tenant id (NULL = support staff, any tenant), tenant id.
+UPDATE jobs AS j
+LEFT JOIN tasks AS t ON t.id = j.task_id
+SET j.status = 'pending',
+    j.max_attempts = j.attempt + COALESCE(t.max_attempts, 1),
+    j.next_attempt_at = NOW(3),
+    j.error = NULL,
+    j.http_status = NULL,
+    j.response_body = NULL,
+    j.worker_id = NULL,
+    j.lease_expires_at = NULL,
+    j.started_at = NULL,
+    j.finished_at = NULL,
+    j.updated_at = NOW(3)
+WHERE j.id = %s
+  AND j.status = 'dead'
+  AND (%s IS NULL OR j.tenant_id = %s);
+
+-- name: retry_job_status
+-- After a retry matched 0 rows: is the job gone (archived, never existed, another
+-- tenant's) or just not dead?
+SELECT status
+FROM jobs
+WHERE id = %s
+  AND (%s IS NULL OR tenant_id = %s);

@@ -1,0 +1,27 @@
+"""`{% dead_letter_summary %}`: the DLQ summary (dead jobs per tenant, oldest dead job).
+
+Shown on the dead-job list and on the admin's index, to users who may view dead
+jobs; two bounded queries (see jobs.console.dead_summary).
+"""
+
+from django import template
+from django.urls import reverse
+
+from jobs import console
+
+register = template.Library()
+
+
+@register.inclusion_tag("admin/jobs/dead_summary.html", takes_context=True)
+def dead_letter_summary(context):
+    request = context["request"]
+    if not request.user.has_perm("jobs.view_deadjob"):
+        return {"show": False}
+    # The dead-job list reads it first for its tenant filter: reuse it.
+    summary = getattr(request, "_dead_summary", None) or console.dead_summary()
+    return {
+        "show": True,
+        "dead_summary": summary,
+        "oldest_dead_job": console.oldest_dead_job(),
+        "changelist_url": reverse("admin:jobs_deadjob_changelist"),
+    }

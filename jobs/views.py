@@ -1,0 +1,152 @@
+"""Tenant API for jobs: one job, a task's history, the DLQ, manual retry.
+
+Thin views over jobs.selectors and jobs.services. The tenant comes from the
+token only; another tenant's job or task is a 404 like a missing one. A history
+store that cannot answer makes the request a 503: a page without it would look
+complete.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from history.base import HistoryUnavailable
+from history.stores import get_history_store
+from jobs import selectors
+from jobs.serializers import JobOutput, JobPage
+from jobs.services import RetryOutcome, job_retry
+from jobsched_project.ids import parse_id
+from jobsched_project.problems import Problem
+from tasks.selectors import task_get
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+
+_PROBLEM = OpenApiResponse(description="application/problem+json")
+_LIMIT = OpenApiParameter("limit", OpenApiTypes.INT, description=f"1-{MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}")
+_CURSOR = OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page")
+
+
+def _tenant(request: Request) -> str:
+    """The tenant of the verified token (TenantJWTAuthentication's user)."""
+    return request.user.tenant_id  # type: ignore[union-attr]
+
+
+def _job_not_found() -> Problem:
+    return Problem(404, "not-found", "No such job.")
+
+
+def _history_unavailable(exc: HistoryUnavailable) -> Problem:
+    logger.warning("history store unavailable", extra={"event": "history_unavailable", "error": str(exc)})
+    return Problem(
+        503, "history-unavailable", "The job history store is unavailable; try again.", headers={"Retry-After": "5"}
+    )
+
+
+def _bad_param(name: str, message: str) -> Problem:
+    return Problem(400, "validation-error", f"{name}: {message}", errors={name: [message]})
+
+
+def _limit(request: Request) -> int:
+    text = request.query_params.get("limit", str(DEFAULT_PAGE_SIZE))
+    if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE_SIZE:
+        raise _bad_param("limit", f"1 to {MAX_PAGE_SIZE}")
+    return int(text)
+
+
+def _path_id(raw: str, not_found: Problem) -> uuid.UUID:
+    parsed = parse_id(raw)
+    if parsed is None:
+        raise not_found
+    return parsed
+
+
+class JobDetailView(APIView):
+    @extend_schema(operation_id="jobs_get", responses={200: JobOutput, 404: _PROBLEM, 503: _PROBLEM})
+    def get(self, request: Request, job_id: str) -> Response:
+        job_uuid = _path_id(job_id, _job_not_found())
+        try:
+            job = selectors.job_get(tenant_id=_tenant(request), job_id=job_uuid, store=get_history_store())
+        except HistoryUnavailable as exc:
+            raise _history_unavailable(exc) from exc
+        if job is None:
+            raise _job_not_found()
+        return Response(JobOutput(job).data)
+
+
+class JobRetryView(APIView):
+    @extend_schema(
+        operation_id="jobs_retry",
+        request=None,
+        responses={202: JobOutput, 404: _PROBLEM, 409: _PROBLEM},
+        description="Put a dead job back in the queue: same id (Idempotency-Key), same scheduled_at, fresh attempts.",
+    )
+    def post(self, request: Request, job_id: str) -> Response:
+        job_uuid = _path_id(job_id, _job_not_found())
+        tenant_id = _tenant(request)
+        outcome = job_retry(job_id=job_uuid, tenant_id=tenant_id)
+        if outcome is RetryOutcome.GONE:
+            raise Problem(404, "not-found", "No such job in the queue (archived jobs cannot be retried).")
+        if outcome is RetryOutcome.NOT_DEAD:
+            raise Problem(409, "job-not-dead", "Only a dead job can be retried; this one is not dead.")
+        job = selectors.queued_job(tenant_id=tenant_id, job_id=job_uuid)  # pending, or already claimed again
+        return Response(JobOutput(job).data if job else None, status=status.HTTP_202_ACCEPTED)
+
+
+class TaskHistoryView(APIView):
+    @extend_schema(
+        operation_id="tasks_history",
+        parameters=[_CURSOR, _LIMIT],
+        responses={200: JobPage, 400: _PROBLEM, 404: _PROBLEM, 503: _PROBLEM},
+        description="The task's jobs from the queue and the history store, newest scheduled first.",
+    )
+    def get(self, request: Request, task_id: str) -> Response:
+        not_found = Problem(404, "not-found", "No such task.")
+        task_uuid = _path_id(task_id, not_found)
+        limit = _limit(request)
+        cursor_text = request.query_params.get("cursor") or None
+        before = selectors.decode_cursor(cursor_text) if cursor_text is not None else None
+        if cursor_text is not None and before is None:
+            raise _bad_param("cursor", "not a cursor")
+        tenant_id = _tenant(request)
+        if task_get(tenant_id=tenant_id, task_id=task_uuid) is None:
+            raise not_found
+        try:
+            jobs, next_position = selectors.task_history(
+                tenant_id=tenant_id, task_id=task_uuid, before=before, limit=limit, store=get_history_store()
+            )
+        except HistoryUnavailable as exc:
+            raise _history_unavailable(exc) from exc
+        next_cursor = selectors.encode_cursor(next_position) if next_position else None
+        return Response({"results": JobOutput(jobs, many=True).data, "next_cursor": next_cursor})
+
+
+class DeadLetterQueueView(APIView):
+    @extend_schema(
+        operation_id="dlq_list",
+        parameters=[_CURSOR, _LIMIT, OpenApiParameter("task", OpenApiTypes.UUID, description="only this task's")],
+        responses={200: JobPage, 400: _PROBLEM},
+        description="The tenant's dead jobs still in the queue (retryable), newest first.",
+    )
+    def get(self, request: Request) -> Response:
+        limit = _limit(request)
+        cursor_text = request.query_params.get("cursor") or None
+        before = parse_id(cursor_text) if cursor_text is not None else None
+        if cursor_text is not None and (before is None or len(cursor_text) > 64):
+            raise _bad_param("cursor", "not a cursor")
+        task_text = request.query_params.get("task") or None
+        task_uuid = parse_id(task_text) if task_text is not None else None
+        if task_text is not None and (task_uuid is None or len(task_text) > 64):
+            raise _bad_param("task", "not a task id")
+        jobs, next_id = selectors.dlq_page(tenant_id=_tenant(request), task_id=task_uuid, before=before, limit=limit)
+        return Response({"results": JobOutput(jobs, many=True).data, "next_cursor": str(next_id) if next_id else None})

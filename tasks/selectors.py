@@ -1,0 +1,34 @@
+"""Reads of tasks for the tenant API: always scoped to one tenant, deleted tasks invisible."""
+
+from __future__ import annotations
+
+import uuid
+
+from tasks.models import Task, TaskStatus
+
+LIVE_STATUSES = (TaskStatus.ACTIVE, TaskStatus.PAUSED)
+
+
+def task_get(*, tenant_id: str, task_id: uuid.UUID) -> Task | None:
+    """The tenant's live task, or None (another tenant's task is None too: the API answers 404)."""
+    return Task.objects.filter(pk=task_id, tenant_id=tenant_id, status__in=LIVE_STATUSES).first()
+
+
+def task_page(*, tenant_id: str, before: uuid.UUID | None, limit: int) -> tuple[list[Task], uuid.UUID | None]:
+    """Up to `limit` live tasks newest first (UUIDv7 ids grow with time), and the next cursor.
+
+    Keyset pagination on (tenant_id, id) via tasks_tenant_idx: a page costs the
+    same at any depth, and tasks created meanwhile never shift later pages.
+    """
+    query = Task.objects.filter(tenant_id=tenant_id, status__in=LIVE_STATUSES)
+    if before is not None:
+        query = query.filter(pk__lt=before)
+    rows = list(query.order_by("-pk")[: limit + 1])
+    if len(rows) > limit:
+        return rows[:limit], rows[limit - 1].pk
+    return rows, None
+
+
+def task_by_idempotency_key(*, tenant_id: str, key: str) -> Task | None:
+    """The task a create with this key made (deleted ones included: the key stays bound)."""
+    return Task.objects.filter(tenant_id=tenant_id, idempotency_key=key).first()

@@ -1,0 +1,298 @@
+"""The task's JSON: input validation (every number and string bounded) and output shape.
+
+Shape (DESIGN.md, "A task in JSON"): {"id", "name", "status", "version",
+"schedule": {"cron", "timezone"} | {"run_at"}, "http": {"url", "method",
+"headers", "body"}, "timeout_seconds", "max_attempts", "backoff_base_seconds",
+"priority", "secret_ref", "next_run_at", "created_at", "updated_at"}.
+Errors name the field as "schedule.cron", "http.url", "http.headers".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import extend_schema_field, inline_serializer
+from rest_framework import serializers
+
+from tasks import egress, schedule, services
+from tasks.headers import HeaderError, validate_headers
+from tasks.models import HttpMethod, Task
+from tasks.services import ScheduleSpec
+from tasks.targets import check_task_url
+
+# Bounds (documented in README.md, "Tenant API").
+MAX_NAME_LENGTH = 200
+MAX_BODY_BYTES = 64 * 1024
+TIMEOUT_SECONDS = (1, 900)
+MAX_ATTEMPTS = (1, 100)
+BACKOFF_BASE_SECONDS = (1, 86400)
+PRIORITY = (0, 9)
+MAX_SECRET_REF_LENGTH = 255
+# A one-shot may be a minute in the past (client clocks drift) and at most ten years ahead.
+RUN_AT_PAST_TOLERANCE = timedelta(seconds=60)
+RUN_AT_HORIZON = timedelta(days=3653)
+DEFAULT_TIMEZONE = "UTC"
+
+_SECRET_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*", re.ASCII)
+# Keys a client may echo back from a GET; they are read-only and ignored.
+READ_ONLY_KEYS = frozenset({"id", "status", "version", "next_run_at", "created_at", "updated_at"})
+
+
+def _storable_text(value: str) -> str:
+    """Refuse lone surrogates (valid JSON escapes, but not storable as utf8mb4) and control characters."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise serializers.ValidationError("must be valid Unicode text") from None
+    return value
+
+
+def _refuse_unknown_keys(data: Any, allowed: set[str] | frozenset[str], ignored: frozenset[str] = frozenset()) -> None:
+    if isinstance(data, dict):
+        unknown = sorted(str(key) for key in data if key not in allowed and key not in ignored)
+        if unknown:
+            raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
+
+
+class StrictDateTimeField(serializers.DateTimeField):
+    """ISO 8601 with an explicit offset only: a naive time is ambiguous for a scheduler."""
+
+    def to_internal_value(self, value: Any) -> datetime:
+        if isinstance(value, str) and len(value) <= 64:
+            try:
+                parsed = parse_datetime(value)
+            except ValueError:
+                parsed = None
+            if parsed is not None:
+                if parsed.tzinfo is None or parsed.utcoffset() is None:
+                    self.fail("naive")
+                try:
+                    return schedule.validate_run_at(parsed)
+                except (OverflowError, schedule.ScheduleError):
+                    self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
+        self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
+
+    default_error_messages = {
+        **serializers.DateTimeField.default_error_messages,
+        "naive": "needs a UTC offset, e.g. 2027-01-01T09:00:00Z",
+    }
+
+
+class ScheduleInput(serializers.Serializer):
+    cron = serializers.CharField(
+        required=False, allow_null=True, max_length=schedule.MAX_CRON_LENGTH, trim_whitespace=False
+    )
+    timezone = serializers.CharField(required=False, allow_null=True, max_length=schedule.MAX_TIMEZONE_LENGTH)
+    run_at = StrictDateTimeField(required=False, allow_null=True)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        _refuse_unknown_keys(data, set(self.fields))
+        return super().to_internal_value(data)
+
+    def validate(self, attrs: dict[str, Any]) -> ScheduleSpec:  # type: ignore[override]
+        cron, zone, run_at = attrs.get("cron"), attrs.get("timezone"), attrs.get("run_at")
+        if cron is not None and run_at is not None:
+            raise serializers.ValidationError({"run_at": ["give either cron (with timezone) or run_at, not both"]})
+        if cron is None and run_at is None:
+            raise serializers.ValidationError({"cron": ["give a cron expression (with timezone) or a run_at"]})
+        now = self.context.get("now") or services.clock()
+        current = self.context.get("current")
+        try:
+            if current is not None and current.run_at is not None and run_at == current.run_at and zone is None:
+                return ScheduleSpec(run_at=run_at)  # unchanged by a PATCH: a past run_at stays valid
+            if run_at is not None:
+                if zone is not None:
+                    raise schedule.ScheduleError("timezone", "a one-shot run_at carries its own offset; omit timezone")
+                if run_at < now - RUN_AT_PAST_TOLERANCE:
+                    raise schedule.ScheduleError("run_at", "must be in the future")
+                if run_at > now + RUN_AT_HORIZON:
+                    raise schedule.ScheduleError("run_at", "must be within ten years")
+                spec = ScheduleSpec(run_at=run_at)
+            else:
+                zone = DEFAULT_TIMEZONE if zone is None else zone
+                schedule.parse_timezone(zone)
+                spec = ScheduleSpec(cron=schedule.validate_cron(str(cron)), timezone=zone)
+            spec.first_run(now)  # a cron with no future run is refused here, not in the service
+        except schedule.ScheduleError as exc:
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
+        return spec
+
+
+class HttpInput(serializers.Serializer):
+    url = serializers.CharField(max_length=egress.MAX_URL_LENGTH, trim_whitespace=False)
+    method = serializers.ChoiceField(choices=HttpMethod.choices, default=HttpMethod.POST)
+    headers = serializers.JSONField(default=dict)
+    body = serializers.CharField(default="", allow_blank=True, allow_null=True, trim_whitespace=False)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        _refuse_unknown_keys(data, set(self.fields))
+        return super().to_internal_value(data)
+
+    def validate_url(self, value: str) -> str:
+        current = self.context.get("current")
+        if current is not None and value == current.http_url:
+            return value  # unchanged by a PATCH: not re-resolved on every unrelated edit
+        try:
+            return check_task_url(value)
+        except egress.TargetError as exc:
+            raise serializers.ValidationError(exc.message) from None
+
+    def validate_headers(self, value: Any) -> dict[str, str]:
+        try:
+            return validate_headers(value)
+        except HeaderError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+    def validate_body(self, value: str | None) -> str:
+        value = _storable_text(value or "")
+        if len(value.encode("utf-8")) > MAX_BODY_BYTES:
+            raise serializers.ValidationError(f"must be at most {MAX_BODY_BYTES} bytes (UTF-8)")
+        return value
+
+
+def _bounded_int(bounds: tuple[int, int], default: int) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=bounds[0], max_value=bounds[1], default=default)
+
+
+class TaskInput(serializers.Serializer):
+    """A whole task as sent on create (PATCH merges onto the current task, then validates this)."""
+
+    name = serializers.CharField(max_length=MAX_NAME_LENGTH)
+    schedule = ScheduleInput()
+    http = HttpInput()
+    timeout_seconds = _bounded_int(TIMEOUT_SECONDS, 30)
+    max_attempts = _bounded_int(MAX_ATTEMPTS, 5)
+    backoff_base_seconds = _bounded_int(BACKOFF_BASE_SECONDS, 10)
+    priority = _bounded_int(PRIORITY, 5)
+    secret_ref = serializers.CharField(required=False, allow_null=True, max_length=MAX_SECRET_REF_LENGTH)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        # Unknown keys are refused by name (a "tenant_id" in the body included): a typo
+        # silently ignored would leave a task that is not what the tenant meant.
+        _refuse_unknown_keys(data, set(self.fields), READ_ONLY_KEYS)
+        return super().to_internal_value(data)
+
+    def validate_name(self, value: str) -> str:
+        value = _storable_text(value)
+        if any(unicodedata.category(char)[0] == "C" or char in "\u2028\u2029" for char in value):
+            raise serializers.ValidationError("must not contain control characters")
+        return value
+
+    def validate_secret_ref(self, value: str | None) -> str | None:
+        if value is not None and not _SECRET_REF.fullmatch(value):
+            raise serializers.ValidationError("letters, digits and . _ : / @ + - only, starting with a letter or digit")
+        return value
+
+
+def model_fields(validated: dict[str, Any]) -> tuple[dict[str, Any], ScheduleSpec]:
+    """Split validated input into Task model fields and the schedule."""
+    http = validated["http"]
+    fields = {
+        "name": validated["name"],
+        "http_url": http["url"],
+        "http_method": http["method"],
+        "http_headers": http["headers"],
+        "http_body": http["body"],
+        "timeout_seconds": validated["timeout_seconds"],
+        "max_attempts": validated["max_attempts"],
+        "backoff_base_seconds": validated["backoff_base_seconds"],
+        "priority": validated["priority"],
+        "secret_ref": validated.get("secret_ref"),
+    }
+    return fields, validated["schedule"]
+
+
+def input_of(task: Task) -> dict[str, Any]:
+    """The task as create input, so a PATCH can be merged onto it and validated whole."""
+    return {
+        "name": task.name,
+        "schedule": schedule_json(task),
+        "http": {
+            "url": task.http_url,
+            "method": task.http_method,
+            "headers": task.http_headers,
+            "body": task.http_body,
+        },
+        "timeout_seconds": task.timeout_seconds,
+        "max_attempts": task.max_attempts,
+        "backoff_base_seconds": task.backoff_base_seconds,
+        "priority": task.priority,
+        "secret_ref": task.secret_ref,
+    }
+
+
+def merge_patch(current: dict[str, Any], patch: Any) -> Any:
+    """Overlay a PATCH body: top-level keys replace, "http" merges key by key, "schedule" replaces whole.
+
+    The schedule is one choice (cron + zone, or run_at), so it is never merged.
+    """
+    if not isinstance(patch, dict):
+        return patch  # the serializer reports the wrong type
+    merged = {**current, **patch}
+    if isinstance(patch.get("http"), dict):
+        merged["http"] = {**current["http"], **patch["http"]}
+    return merged
+
+
+# --- output ----------------------------------------------------------------------
+
+
+def _iso(value: datetime | None) -> str | None:
+    return serializers.DateTimeField().to_representation(value) if value is not None else None
+
+
+def schedule_json(task: Task) -> dict[str, Any]:
+    if task.run_at is not None:
+        return {"run_at": _iso(task.run_at)}
+    return {"cron": task.cron_expression, "timezone": task.timezone}
+
+
+ScheduleOutput = inline_serializer(
+    "TaskSchedule",
+    {
+        "cron": serializers.CharField(required=False),
+        "timezone": serializers.CharField(required=False),
+        "run_at": serializers.DateTimeField(required=False),
+    },
+)
+
+
+class HttpOutput(serializers.Serializer):
+    url = serializers.CharField(source="http_url")
+    method = serializers.ChoiceField(choices=HttpMethod.choices, source="http_method")
+    headers = serializers.DictField(child=serializers.CharField(), source="http_headers")
+    body = serializers.CharField(source="http_body")
+
+
+class TaskOutput(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+    status = serializers.CharField()
+    version = serializers.IntegerField()
+    schedule = serializers.SerializerMethodField()
+    http = serializers.SerializerMethodField()
+    timeout_seconds = serializers.IntegerField()
+    max_attempts = serializers.IntegerField()
+    backoff_base_seconds = serializers.IntegerField()
+    priority = serializers.IntegerField()
+    secret_ref = serializers.CharField(allow_null=True)
+    next_run_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+    @extend_schema_field(ScheduleOutput)
+    def get_schedule(self, task: Task) -> dict[str, Any]:
+        return schedule_json(task)
+
+    @extend_schema_field(HttpOutput)
+    def get_http(self, task: Task) -> dict[str, Any]:
+        return HttpOutput(task).data
+
+
+class TaskPage(serializers.Serializer):
+    results = TaskOutput(many=True)
+    next_cursor = serializers.CharField(allow_null=True)

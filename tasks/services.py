@@ -1,0 +1,241 @@
+"""Task use cases: create (idempotent), edit (If-Match), pause, resume, soft delete.
+
+Called by the tenant API and the admin; every function takes the tenant id, so
+another tenant's task is simply not found. Every write is one conditional
+UPDATE whose WHERE carries what the caller read (version or status): a
+concurrent writer makes it match 0 rows instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from tasks import schedule, selectors
+from tasks.models import Task, TaskStatus
+
+logger = logging.getLogger(__name__)
+
+MYSQL_DUPLICATE_KEY = 1062
+IDEMPOTENCY_CONSTRAINT = "tasks_tenant_idem_uniq"
+_LIVE = (TaskStatus.ACTIVE, TaskStatus.PAUSED)
+# A concurrent edit between our read and our conditional UPDATE makes us re-read; bounded.
+_MAX_RETRIES = 5
+
+
+def clock() -> datetime:
+    """The time use cases compute next runs from; tests replace it (tasks.services.clock)."""
+    return timezone.now()
+
+
+class TaskNotFound(Exception):
+    """No live task with this id for this tenant (another tenant's task included)."""
+
+
+class VersionMismatch(Exception):
+    """The task exists but its version is not the one the caller read (HTTP 412)."""
+
+    def __init__(self, current_version: int) -> None:
+        super().__init__(f"task is at version {current_version}")
+        self.current_version = current_version
+
+
+class IdempotencyKeyReused(Exception):
+    """The Idempotency-Key was first used with another request body (HTTP 422)."""
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    """A validated schedule: cron + zone, or a one-shot run_at (UTC)."""
+
+    cron: str | None = None
+    timezone: str | None = None
+    run_at: datetime | None = None
+
+    def first_run(self, now: datetime) -> datetime:
+        return schedule.first_run(cron=self.cron, timezone=self.timezone, run_at=self.run_at, now=now)
+
+    def as_fields(self) -> dict[str, Any]:
+        return {"cron_expression": self.cron, "timezone": self.timezone, "run_at": self.run_at}
+
+    @classmethod
+    def of(cls, task: Task) -> ScheduleSpec:
+        return cls(cron=task.cron_expression, timezone=task.timezone, run_at=task.run_at)
+
+
+def _live(tenant_id: str, task_id: uuid.UUID):
+    return Task.objects.filter(pk=task_id, tenant_id=tenant_id, status__in=_LIVE)
+
+
+def _get_live(tenant_id: str, task_id: uuid.UUID) -> Task:
+    task = _live(tenant_id, task_id).first()
+    if task is None:
+        raise TaskNotFound(str(task_id))
+    return task
+
+
+# --- create --------------------------------------------------------------------
+
+
+def task_create(
+    *,
+    tenant_id: str,
+    fields: dict[str, Any],
+    schedule_spec: ScheduleSpec,
+    idempotency_key: str | None = None,
+    request_sha256: str | None = None,
+    now: datetime | None = None,
+) -> tuple[Task, bool]:
+    """Create a task; return (task, created). A replayed key returns the original task.
+
+    `fields` are validated model fields (name, http_*, limits, secret_ref).
+    The key is only bound by a successful insert, so a request that failed
+    validation never reaches here and leaves the key free.
+    """
+    if idempotency_key is not None:
+        existing = selectors.task_by_idempotency_key(tenant_id=tenant_id, key=idempotency_key)
+        if existing is not None:
+            return _replay(existing, request_sha256), False
+    now = now or clock()
+    task = Task(
+        tenant_id=tenant_id,
+        **fields,
+        **schedule_spec.as_fields(),
+        next_run_at=schedule_spec.first_run(now),
+        status=TaskStatus.ACTIVE,
+        version=1,
+        idempotency_key=idempotency_key,
+        request_sha256=request_sha256 if idempotency_key is not None else None,
+    )
+    try:
+        with transaction.atomic():
+            task.save(force_insert=True)
+    except IntegrityError as exc:
+        # Two requests raced with the same key: UNIQUE (tenant_id, idempotency_key) let one
+        # insert win; the loser's 1062 arrives after the winner committed, so we can read it.
+        if idempotency_key is None or not _is_idempotency_duplicate(exc):
+            raise
+        winner = Task.objects.get(tenant_id=tenant_id, idempotency_key=idempotency_key)
+        logger.info("idempotent create race lost", extra={"event": "task_create_race", "task_id": str(winner.pk)})
+        return _replay(winner, request_sha256), False
+    logger.info("task created", extra={"event": "task_created", "task_id": str(task.pk), "tenant_id": tenant_id})
+    return task, True
+
+
+def _replay(task: Task, request_sha256: str | None) -> Task:
+    if task.request_sha256 != request_sha256:
+        raise IdempotencyKeyReused(str(task.pk))
+    return task
+
+
+def _is_idempotency_duplicate(exc: IntegrityError) -> bool:
+    code = exc.args[0] if exc.args else None
+    return code == MYSQL_DUPLICATE_KEY and IDEMPOTENCY_CONSTRAINT in str(exc)
+
+
+# --- edit ----------------------------------------------------------------------
+
+
+def task_update(
+    *,
+    tenant_id: str,
+    task_id: uuid.UUID,
+    expected_versions: list[int],
+    fields: dict[str, Any],
+    schedule_spec: ScheduleSpec | None = None,
+    now: datetime | None = None,
+) -> Task:
+    """Apply a validated edit if the task is still at one of `expected_versions`.
+
+    A changed schedule recomputes next_run_at as on create; any other edit
+    leaves next_run_at to the scheduler.
+    """
+    now = now or clock()
+    current = _get_live(tenant_id, task_id)
+    changes = dict(fields)
+    if schedule_spec is not None and schedule_spec != ScheduleSpec.of(current):
+        changes.update(schedule_spec.as_fields())
+        changes["next_run_at"] = schedule_spec.first_run(now)
+    if not changes:
+        # Nothing to write: the version stays (clients' cached ETags remain valid).
+        if current.version not in expected_versions:
+            raise VersionMismatch(current.version)
+        return current
+    # Conditional UPDATE, not read-then-write: of two PATCHes carrying the same
+    # version, InnoDB serialises them on the row lock and the second matches 0 rows.
+    updated = (
+        _live(tenant_id, task_id)
+        .filter(version__in=expected_versions)
+        .update(**changes, version=F("version") + 1, updated_at=now)
+    )
+    if updated == 0:
+        raise _why_not_updated(tenant_id, task_id)
+    logger.info("task updated", extra={"event": "task_updated", "task_id": str(task_id), "fields": sorted(changes)})
+    return _get_live(tenant_id, task_id)
+
+
+def _why_not_updated(tenant_id: str, task_id: uuid.UUID) -> Exception:
+    task = _live(tenant_id, task_id).only("version").first()
+    return TaskNotFound(str(task_id)) if task is None else VersionMismatch(task.version)
+
+
+def task_delete(*, tenant_id: str, task_id: uuid.UUID, expected_versions: list[int] | None = None) -> None:
+    """Soft-delete: the row stays (its jobs and idempotency key refer to it), the API forgets it."""
+    now = clock()
+    query = _live(tenant_id, task_id)
+    if expected_versions is not None:
+        query = query.filter(version__in=expected_versions)
+    if query.update(status=TaskStatus.DELETED, deleted_at=now, updated_at=now, version=F("version") + 1) == 0:
+        raise _why_not_updated(tenant_id, task_id)
+    logger.info("task deleted", extra={"event": "task_deleted", "task_id": str(task_id), "tenant_id": tenant_id})
+
+
+# --- pause / resume ------------------------------------------------------------
+
+
+def task_pause(*, tenant_id: str, task_id: uuid.UUID) -> Task:
+    """Pause an active task (the scheduler only reads active ones); a paused task is returned as is."""
+    now = clock()
+    # Guarded on status: a concurrent pause or delete makes this match 0 rows, never bump twice.
+    updated = (
+        _live(tenant_id, task_id)
+        .filter(status=TaskStatus.ACTIVE)
+        .update(status=TaskStatus.PAUSED, version=F("version") + 1, updated_at=now)
+    )
+    task = _get_live(tenant_id, task_id)
+    if updated:
+        logger.info("task paused", extra={"event": "task_paused", "task_id": str(task_id)})
+    return task
+
+
+def task_resume(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = None) -> Task:
+    """Resume a paused task at its next future run (runs missed while paused are not replayed).
+
+    A one-shot whose run already happened (next_run_at cleared by the
+    scheduler) stays without a next run; an active task is returned as is.
+    """
+    for _ in range(_MAX_RETRIES):
+        task = _get_live(tenant_id, task_id)
+        if task.status == TaskStatus.ACTIVE:
+            return task
+        current = now or clock()
+        # A one-shot keeps run_at, or None once it has fired; a cron moves to its next future run.
+        next_run_at = task.next_run_at if task.is_one_shot else ScheduleSpec.of(task).first_run(current)
+        # Guarded on the version we computed from: an edit of the schedule in between
+        # must not be resumed with a next_run_at computed from the old one.
+        updated = (
+            _live(tenant_id, task_id)
+            .filter(status=TaskStatus.PAUSED, version=task.version)
+            .update(status=TaskStatus.ACTIVE, next_run_at=next_run_at, version=F("version") + 1, updated_at=current)
+        )
+        if updated:
+            logger.info("task resumed", extra={"event": "task_resumed", "task_id": str(task_id)})
+            return _get_live(tenant_id, task_id)
+    raise _why_not_updated(tenant_id, task_id)

@@ -1,0 +1,245 @@
+"""Tenant API for tasks: thin views over tasks.services and tasks.selectors.
+
+The tenant is `tenant_of(request)` (from the verified JWT) and nothing
+else. Another tenant's task, a deleted task and a malformed id are all 404,
+and 404 is decided before any precondition (428/412).
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from jobsched_project.auth import tenant_of
+from jobsched_project.ids import parse_id
+from jobsched_project.problems import Problem
+from tasks import selectors, services
+from tasks.models import Task
+from tasks.parsers import BoundedJSONParser
+from tasks.preconditions import etag, idempotency_key_problem, parse_if_match, request_sha256
+from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
+
+DEFAULT_PAGE_SIZE = 50
+_LIMIT = re.compile(r"[0-9]{1,4}", re.ASCII)
+MAX_PAGE_SIZE = 200
+
+_PROBLEM = OpenApiResponse(description="application/problem+json")
+_IF_MATCH = OpenApiParameter(
+    "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True, description='the ETag read, e.g. "7"'
+)
+_IDEMPOTENCY_KEY = OpenApiParameter(
+    "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, description="1-255 visible ASCII characters"
+)
+
+
+def _not_found() -> Problem:
+    return Problem(404, "not-found", "No such task.")
+
+
+def _task_id(raw: str) -> uuid.UUID:
+    task_id = parse_id(raw)
+    if task_id is None:
+        raise _not_found()
+    return task_id
+
+
+def _task_response(task: Task, status_code: int = status.HTTP_200_OK) -> Response:
+    return Response(TaskOutput(task).data, status=status_code, headers={"ETag": etag(task.version)})
+
+
+def _validate(data: Any, current: Task | None = None) -> dict[str, Any]:
+    context = {} if current is None else {"current": current}
+    serializer = TaskInput(data=data, context=context)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _required_versions(request: Request) -> list[int]:
+    if_match = parse_if_match(request.headers.get("If-Match"))
+    if if_match.missing:
+        raise Problem(428, "precondition-required", 'Send If-Match with the task\'s ETag (e.g. If-Match: "7").')
+    return list(if_match.versions)
+
+
+def _stale(current_version: int) -> Problem:
+    return Problem(
+        412,
+        "precondition-failed",
+        "The task changed since you read it; GET it again.",
+        current_etag=etag(current_version),
+    )
+
+
+class TenantAPIView(APIView):
+    """Base of the task views: every malformed or oversized body is a problem+json 4xx."""
+
+    parser_classes = [BoundedJSONParser]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, RequestDataTooBig):
+            exc = Problem(413, "content-too-large", "The request body is too large.")
+        return super().handle_exception(exc)
+
+
+class TaskListCreateView(TenantAPIView):
+    @extend_schema(
+        operation_id="tasks_list",
+        parameters=[
+            OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page"),
+            OpenApiParameter("limit", OpenApiTypes.INT, description=f"1-{MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}"),
+        ],
+        responses={200: TaskPage, 400: _PROBLEM, 401: _PROBLEM},
+    )
+    def get(self, request: Request) -> Response:
+        limit_text = request.query_params.get("limit", str(DEFAULT_PAGE_SIZE))
+        # ASCII digits only: str.isdigit() also accepts "¹", which int() refuses.
+        if not _LIMIT.fullmatch(limit_text) or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
+            raise Problem(400, "validation-error", f"limit: 1 to {MAX_PAGE_SIZE}", errors={"limit": ["out of range"]})
+        cursor_text = request.query_params.get("cursor") or None
+        before = parse_id(cursor_text) if cursor_text is not None else None
+        if cursor_text is not None and (before is None or len(cursor_text) > 64):
+            raise Problem(400, "validation-error", "cursor: not a cursor", errors={"cursor": ["not a cursor"]})
+        tasks, next_id = selectors.task_page(tenant_id=tenant_of(request), before=before, limit=int(limit_text))
+        return Response(
+            {"results": TaskOutput(tasks, many=True).data, "next_cursor": str(next_id) if next_id else None}
+        )
+
+    @extend_schema(
+        operation_id="tasks_create",
+        parameters=[_IDEMPOTENCY_KEY],
+        request=TaskInput,
+        responses={200: TaskOutput, 201: TaskOutput, 400: _PROBLEM, 401: _PROBLEM, 422: _PROBLEM, 429: _PROBLEM},
+    )
+    def post(self, request: Request) -> Response:
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and (why := idempotency_key_problem(key)):
+            raise Problem(400, "validation-error", f"Idempotency-Key: {why}", errors={"Idempotency-Key": [why]})
+        digest = request_sha256(request.data) if key is not None else None
+        if key is not None:
+            # A replay answers from the stored task before validation, so a valid
+            # first request stays replayable even if policy (DNS, allowlist) changed since.
+            existing = selectors.task_by_idempotency_key(tenant_id=tenant_of(request), key=key)
+            if existing is not None:
+                return _task_response(self._replayed(existing, digest))
+        fields, schedule_spec = model_fields(_validate(request.data))
+        try:
+            task, created = services.task_create(
+                tenant_id=tenant_of(request),
+                fields=fields,
+                schedule_spec=schedule_spec,
+                idempotency_key=key,
+                request_sha256=digest,
+            )
+        except services.IdempotencyKeyReused:
+            raise self._key_reused() from None
+        return _task_response(task, status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    def _replayed(self, task: Task, digest: str | None) -> Task:
+        if task.request_sha256 != digest:
+            raise self._key_reused()
+        return task
+
+    @staticmethod
+    def _key_reused() -> Problem:
+        return Problem(
+            422,
+            "idempotency-key-reused",
+            "This Idempotency-Key was used with a different request body.",
+            errors={"Idempotency-Key": ["used with a different request body"]},
+        )
+
+
+class TaskDetailView(TenantAPIView):
+    @extend_schema(operation_id="tasks_get", responses={200: TaskOutput, 404: _PROBLEM})
+    def get(self, request: Request, task_id: str) -> Response:
+        task = selectors.task_get(tenant_id=tenant_of(request), task_id=_task_id(task_id))
+        if task is None:
+            raise _not_found()
+        return _task_response(task)
+
+    @extend_schema(
+        operation_id="tasks_update",
+        parameters=[_IF_MATCH],
+        request=TaskInput,
+        responses={200: TaskOutput, 400: _PROBLEM, 404: _PROBLEM, 412: _PROBLEM, 428: _PROBLEM},
+        description='Merge-patch: top-level fields replace, "http" merges key by key, "schedule" replaces whole. '
+        "A changed schedule recomputes next_run_at; other edits never touch it.",
+    )
+    def patch(self, request: Request, task_id: str) -> Response:
+        tenant_id = tenant_of(request)
+        current = selectors.task_get(tenant_id=tenant_id, task_id=_task_id(task_id))
+        if current is None:
+            raise _not_found()
+        versions = _required_versions(request)
+        if current.version not in versions:
+            raise _stale(current.version)
+        fields, schedule_spec = model_fields(_validate(merge_patch(input_of(current), request.data), current))
+        changed = {name: value for name, value in fields.items() if getattr(current, name) != value}
+        try:
+            task = services.task_update(
+                tenant_id=tenant_id,
+                task_id=current.pk,
+                # Guard on the version the diff was computed from, not any version If-Match listed.
+                expected_versions=[current.version],
+                fields=changed,
+                schedule_spec=schedule_spec,
+            )
+        except services.TaskNotFound:
+            raise _not_found() from None
+        except services.VersionMismatch as exc:
+            raise _stale(exc.current_version) from None
+        return _task_response(task)
+
+    @extend_schema(
+        operation_id="tasks_delete",
+        parameters=[
+            OpenApiParameter("If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, description="optional ETag guard")
+        ],
+        responses={204: None, 404: _PROBLEM, 412: _PROBLEM},
+    )
+    def delete(self, request: Request, task_id: str) -> Response:
+        if_match = parse_if_match(request.headers.get("If-Match"))
+        try:
+            services.task_delete(
+                tenant_id=tenant_of(request),
+                task_id=_task_id(task_id),
+                expected_versions=None if if_match.missing else list(if_match.versions),
+            )
+        except services.TaskNotFound:
+            raise _not_found() from None
+        except services.VersionMismatch as exc:
+            raise _stale(exc.current_version) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TaskPauseView(TenantAPIView):
+    @extend_schema(operation_id="tasks_pause", request=None, responses={200: TaskOutput, 404: _PROBLEM})
+    def post(self, request: Request, task_id: str) -> Response:
+        try:
+            task = services.task_pause(tenant_id=tenant_of(request), task_id=_task_id(task_id))
+        except services.TaskNotFound:
+            raise _not_found() from None
+        return _task_response(task)
+
+
+class TaskResumeView(TenantAPIView):
+    @extend_schema(operation_id="tasks_resume", request=None, responses={200: TaskOutput, 404: _PROBLEM})
+    def post(self, request: Request, task_id: str) -> Response:
+        try:
+            task = services.task_resume(tenant_id=tenant_of(request), task_id=_task_id(task_id))
+        except services.TaskNotFound:
+            raise _not_found() from None
+        except services.VersionMismatch as exc:
+            raise Problem(
+                409, "conflict", "The task kept changing; try again.", current_etag=etag(exc.current_version)
+            ) from None
+        return _task_response(task)

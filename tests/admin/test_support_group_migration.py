@@ -1,0 +1,19 @@
+"""The "support" group comes from a migration; the jobs app's migrations match its models."""
+
+import pytest
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+
+
+@pytest.mark.django_db
+def test_migrations_create_the_support_group_with_view_and_retry_permissions():
+    group = Group.objects.get(name="support")
+
+    granted = {f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.select_related("content_type")}
+
+    assert granted == {"jobs.view_deadjob", "jobs.view_job", "jobs.retry_dead_jobs", "tasks.view_task"}
+
+
+@pytest.mark.django_db
+def test_the_jobs_app_has_no_unmade_migrations():
+    call_command("makemigrations", "jobs", "--check", "--dry-run", verbosity=0)

@@ -1,0 +1,63 @@
+"""Factories for tests: saved rows with sane defaults, overridable by keyword.
+
+`make_task()` is an active per-minute cron task of tenant "tenant-a", due at the
+start of the current minute; pass `run_at=` for a one-shot task (its cron and zone
+then default to None and `next_run_at` to `run_at`). `make_job(task)` is a pending
+job carrying the task's request snapshot, scheduled at the task's `next_run_at`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from django.utils import timezone
+
+from jobs.models import Job, JobStatus
+from tasks.models import HttpMethod, Task, TaskStatus
+
+_counter = itertools.count(1)
+
+
+def make_task(**overrides: Any) -> Task:
+    """An active cron task (saved)."""
+    now = timezone.now()
+    one_shot = overrides.get("run_at") is not None
+    fields: dict[str, Any] = {
+        "tenant_id": "tenant-a",
+        "name": f"task {next(_counter)}",
+        "http_url": "https://example.com/hook",
+        "http_method": HttpMethod.POST,
+        "http_headers": {},
+        "http_body": "",
+        "cron_expression": None if one_shot else "* * * * *",
+        "timezone": None if one_shot else "UTC",
+        "status": TaskStatus.ACTIVE,
+        "next_run_at": overrides["run_at"] if one_shot else now.replace(second=0, microsecond=0),
+    }
+    fields.update(overrides)
+    return Task.objects.create(**fields)
+
+
+def make_job(task: Task, **overrides: Any) -> Job:
+    """A pending job of `task` (saved), with the task's request snapshot."""
+    scheduled_at = overrides.pop("scheduled_at", None) or task.next_run_at or timezone.now()
+    fields: dict[str, Any] = {
+        "tenant_id": task.tenant_id,
+        "task": task,
+        "scheduled_at": scheduled_at,
+        "status": JobStatus.PENDING,
+        "priority": task.priority,
+        "attempt": 0,
+        "max_attempts": task.max_attempts,
+        "next_attempt_at": scheduled_at,
+        "timeout_seconds": task.timeout_seconds,
+        "backoff_base_seconds": task.backoff_base_seconds,
+        "request_method": task.http_method,
+        "request_url": task.http_url,
+        "request_headers": task.http_headers,
+        "request_body": task.http_body,
+        "secret_ref": task.secret_ref,
+    }
+    fields.update(overrides)
+    return Job.objects.create(**fields)

@@ -1,0 +1,185 @@
+"""GET /v1/jobs/{id} and POST /v1/jobs/{id}/retry."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from history.base import HistoryUnavailable
+from history.memory import InMemoryHistoryStore
+from history.stores import set_history_store
+from jobs.models import Job, JobStatus
+from jobsched_project.ids import new_id
+from tests.factories import make_job, make_task
+from tests.history.conftest import make_record
+
+pytestmark = pytest.mark.django_db
+
+PROBLEM = "application/problem+json"
+
+
+@pytest.fixture
+def store():
+    store = InMemoryHistoryStore()
+    set_history_store(store)
+    yield store
+    set_history_store(None)
+
+
+@pytest.fixture
+def client(tenant_client):
+    return tenant_client("tenant-a")
+
+
+def dead_job(task, **overrides):
+    finished = timezone.now() - dt.timedelta(hours=3)
+    fields = dict(status=JobStatus.DEAD, attempt=5, error="HTTP 502", http_status=502, finished_at=finished)
+    fields.update(overrides)
+    return make_job(task, **fields)
+
+
+def test_a_job_in_the_queue_is_returned_from_mysql(client, store):
+    task = make_task()
+    job = make_job(task)
+
+    response = client.get(f"/v1/jobs/{job.id}")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["id"] == str(job.id) and body["task_id"] == str(task.id)
+    assert body["status"] == "pending" and body["archived"] is False
+    assert body["request"] == {"method": "POST", "url": "https://example.com/hook"}
+    assert body["next_attempt_at"] is not None
+
+
+def test_an_archived_job_is_returned_from_the_history_store(client, store):
+    record = make_record(tenant_id="tenant-a", status="dead", error="timeout", http_status=None)
+    store.write_many([record])
+
+    response = client.get(f"/v1/jobs/{record.job_id}")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["id"], body["status"], body["error"], body["archived"]) == (
+        str(record.job_id),
+        "dead",
+        "timeout",
+        True,
+    )
+    assert body["next_attempt_at"] is None
+
+
+def test_a_job_in_both_stores_is_mysqls_copy(client, store):
+    job = make_job(make_task(), status=JobStatus.PENDING, attempt=3)
+    stale = make_record(tenant_id="tenant-a", task_id=job.task_id, job_id=job.id, status="dead", attempt=3)
+    store.write_many([stale])
+
+    body = client.get(f"/v1/jobs/{job.id}").json()
+
+    assert (body["status"], body["archived"]) == ("pending", False)
+
+
+@pytest.mark.parametrize("where", ["queue", "history"])
+def test_another_tenants_job_is_not_found(client, store, where):
+    if where == "queue":
+        job_id = make_job(make_task(tenant_id="tenant-b")).id
+    else:
+        record = make_record(tenant_id="tenant-b")
+        store.write_many([record])
+        job_id = record.job_id
+
+    response = client.get(f"/v1/jobs/{job_id}")
+
+    assert response.status_code == 404
+    assert response["Content-Type"] == PROBLEM
+
+
+@pytest.mark.parametrize("job_id", [str(new_id()), "not-a-uuid", "0" * 300])
+def test_an_unknown_or_malformed_job_id_is_not_found(client, store, job_id):
+    assert client.get(f"/v1/jobs/{job_id}").status_code == 404
+
+
+def test_without_a_token_the_job_api_is_unauthorized(store):
+    from rest_framework.test import APIClient
+
+    job = make_job(make_task())
+
+    assert APIClient().get(f"/v1/jobs/{job.id}").status_code == 401
+    assert APIClient().post(f"/v1/jobs/{job.id}/retry").status_code == 401
+
+
+def test_a_job_not_in_mysql_while_the_history_store_is_down_is_a_503_not_a_404(client, store):
+    store.fail_with = HistoryUnavailable("down")
+
+    response = client.get(f"/v1/jobs/{new_id()}")
+
+    assert response.status_code == 503
+    assert response["Content-Type"] == PROBLEM
+    assert response["Retry-After"] == "5"
+
+
+def test_a_job_in_mysql_is_served_while_the_history_store_is_down(client, store):
+    job = make_job(make_task())
+    store.fail_with = HistoryUnavailable("down")
+
+    assert client.get(f"/v1/jobs/{job.id}").status_code == 200
+
+
+# --- retry ---
+
+
+def test_retrying_a_dead_job_is_accepted_and_requeues_the_same_job(client, store):
+    task = make_task(max_attempts=4)
+    job = dead_job(task)
+
+    response = client.post(f"/v1/jobs/{job.id}/retry")
+
+    assert response.status_code == 202
+    body = response.json()
+    assert (body["id"], body["status"], body["attempt"], body["max_attempts"]) == (str(job.id), "pending", 5, 9)
+    assert body["error"] is None and body["scheduled_at"] == client.get(f"/v1/jobs/{job.id}").json()["scheduled_at"]
+    job.refresh_from_db()
+    assert job.status == JobStatus.PENDING
+
+
+def test_retrying_a_job_that_is_not_dead_is_a_conflict(client, store):
+    job = make_job(make_task(), status=JobStatus.SUCCEEDED, attempt=1, finished_at=timezone.now())
+
+    response = client.post(f"/v1/jobs/{job.id}/retry")
+
+    assert response.status_code == 409
+    assert response["Content-Type"] == PROBLEM
+    assert response.json()["type"].endswith("/job-not-dead")
+    assert Job.objects.get(id=job.id).status == JobStatus.SUCCEEDED
+
+
+def test_retrying_twice_is_accepted_then_a_conflict(client, store):
+    job = dead_job(make_task())
+
+    assert client.post(f"/v1/jobs/{job.id}/retry").status_code == 202
+    assert client.post(f"/v1/jobs/{job.id}/retry").status_code == 409
+
+
+def test_retrying_another_tenants_dead_job_is_not_found_and_changes_nothing(client, store):
+    job = dead_job(make_task(tenant_id="tenant-b"))
+
+    response = client.post(f"/v1/jobs/{job.id}/retry")
+
+    assert response.status_code == 404
+    assert Job.objects.get(id=job.id).status == JobStatus.DEAD
+
+
+def test_retrying_an_archived_job_is_not_found(client, store):
+    record = make_record(tenant_id="tenant-a", status="dead")
+    store.write_many([record])
+
+    assert client.post(f"/v1/jobs/{record.job_id}/retry").status_code == 404
+    assert store.get("tenant-a", record.job_id) == dataclasses.replace(record)
+
+
+@pytest.mark.parametrize("job_id", [str(new_id()), "nope"])
+def test_retrying_an_unknown_or_malformed_id_is_not_found(client, store, job_id):
+    assert client.post(f"/v1/jobs/{job_id}/retry").status_code == 404

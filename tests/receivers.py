@@ -1,0 +1,169 @@
+"""Real HTTP endpoints on 127.0.0.1 for executor tests, each in its own thread and event loop.
+
+`Receiver` records every request and answers by path:
+`/status/<code>` (3xx answers carry `Location: /landed`), `/slow/<seconds>`,
+`/big/<bytes>`, `/hang-on-attempt/<n>` (never answers attempt n), `/landed`, anything else 200 "ok".
+`ConnectionTrap` is a bare TCP listener that only counts accepted connections:
+the proof that nothing dialled an address the egress check refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: CIMultiDict[str]  # case-insensitive, as HTTP header names are
+    body: bytes
+    at: float  # time.time() on arrival
+
+
+@dataclass
+class _Served:
+    loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
+    thread: threading.Thread | None = None
+    ready: threading.Event = field(default_factory=threading.Event)
+
+
+class _ThreadServer:
+    """Run an asyncio server in a daemon thread; subclasses implement `_start` / `_stop`."""
+
+    host = "127.0.0.1"
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self.port = port
+        self._served = _Served()
+        self._error: BaseException | None = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        served = self._served
+
+        def main() -> None:
+            asyncio.set_event_loop(served.loop)
+            try:
+                served.loop.run_until_complete(self._start())
+            except BaseException as exc:  # surfaced to the test by start()
+                self._error = exc
+                served.ready.set()
+                return
+            served.ready.set()
+            served.loop.run_forever()
+            served.loop.run_until_complete(self._stop())
+            served.loop.close()
+
+        served.thread = threading.Thread(target=main, name=f"{type(self).__name__}-{self.port}", daemon=True)
+        served.thread.start()
+        served.ready.wait(10)
+        if self._error is not None:
+            raise self._error
+
+    def stop(self) -> None:
+        served = self._served
+        if served.thread is not None and served.thread.is_alive():
+            served.loop.call_soon_threadsafe(served.loop.stop)
+            served.thread.join(10)
+
+    async def _start(self) -> None:
+        raise NotImplementedError
+
+    async def _stop(self) -> None:
+        raise NotImplementedError
+
+
+class Receiver(_ThreadServer):
+    """An aiohttp app that records requests; `url("/status/503")` gives a full URL."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(host, port)
+        self.requests: list[Received] = []
+        self._lock = threading.Lock()
+        self._runner: web.AppRunner | None = None
+
+    def url(self, path: str = "/") -> str:
+        return f"http://{self.host}:{self.port}{path}"
+
+    def received(self, path: str | None = None) -> list[Received]:
+        with self._lock:
+            return [r for r in self.requests if path is None or r.path == path]
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        with self._lock:
+            self.requests.append(
+                Received(request.method, request.path, CIMultiDict(request.headers), body, time.time())
+            )
+        parts = request.path.strip("/").split("/")
+        if parts[0] == "status" and len(parts) == 2:
+            code = int(parts[1])
+            headers = {"Location": "/landed"} if 300 <= code < 400 else {}
+            return web.Response(status=code, text=f"answered {code}", headers=headers)
+        if parts[0] == "slow" and len(parts) == 2:
+            await asyncio.sleep(float(parts[1]))
+            return web.Response(text="slow ok")
+        if parts[0] == "hang-on-attempt" and len(parts) == 2:
+            if request.headers.get("X-Attempt") == parts[1]:
+                await asyncio.sleep(3600)  # until the caller gives up or dies
+            return web.Response(text="ok")
+        if parts[0] == "big" and len(parts) == 2:
+            return web.Response(body=b"x" * int(parts[1]))
+        return web.Response(text="ok")
+
+    async def _start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def _stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+class ConnectionTrap(_ThreadServer):
+    """A listener that counts connections and closes them at once."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        super().__init__(host, port)
+        self.connections = 0
+        self._server: asyncio.Server | None = None
+
+    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        writer.close()
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._on_connect, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+
+def unused_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on (bound, then released): connecting to it is refused."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]

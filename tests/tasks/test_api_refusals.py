@@ -1,0 +1,332 @@
+"""Inputs the task API must refuse with a 400 naming the field, and nothing written."""
+
+import json
+
+import pytest
+from django.test import override_settings
+
+from tasks import targets
+from tasks.models import Task
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
+
+TASKS = "/v1/tasks"
+
+
+def body(**overrides):
+    data = {
+        "name": "n",
+        "schedule": {"cron": "*/5 * * * *", "timezone": "UTC"},
+        "http": {"url": "https://example.com/hook"},
+    }
+    data.update(overrides)
+    return data
+
+
+def http(**overrides):
+    return {"url": "https://example.com/hook", **overrides}
+
+
+@pytest.fixture
+def client(tenant_client):
+    return tenant_client("tenant-a")
+
+
+def _refused(client, data, field):
+    # Sent as ASCII JSON, so lone surrogates travel as the escapes a hostile client would send.
+    response = client.post(TASKS, json.dumps(data), content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    problem = response.json()
+    assert field in problem["errors"], problem
+    assert field in problem["detail"]
+    assert not Task.objects.exists()
+    return problem
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/x",
+        "file:///etc/passwd",
+        "gopher://example.com/",
+        "javascript:alert(1)",
+        "example.com/hook",
+        "https://user:pass@example.com/",
+        "https://user@example.com/",
+        "https://@example.com/",
+        "https://example.com:8080/",
+        "http://example.com:22/",
+        "https://example.com:0/",
+        "http://127.0.0.1/",
+        "http://127.1/",
+        "http://2130706433/",
+        "http://0x7f000001/",
+        "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://10.0.0.1/",
+        "http://172.16.5.4/",
+        "http://192.168.1.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://100.64.0.1/",
+        "http://[fd00:ec2::254]/",
+        "http://[64:ff9b::a00:1]/",
+        "http://0.0.0.0/",
+        "http://localhost/",
+        "http://foo.localhost/",
+        "http://metadata.google.internal/",
+        "http://intranet/",
+        "http://internal.example.net/",
+        "http://metadata.example.net/",
+        "http://rebind.example.net/",
+        "https://example.com/a b",
+        "https://example.com/\r\nX-Injected: 1",
+        "https://example.com/#frag",
+        "https://" + "a" * 2100 + ".com/",
+        "",
+        "https://exa mple.com/",
+    ],
+)
+def test_a_url_the_egress_policy_refuses_is_400_on_http_url(client, url):
+    _refused(client, body(http=http(url=url)), "http.url")
+
+
+def test_refusals_by_address_say_only_destination_not_allowed(client):
+    problem = _refused(client, body(http=http(url="http://internal.example.net/")), "http.url")
+    assert problem["errors"]["http.url"] == ["destination not allowed"]
+    assert "10.1.2.3" not in str(problem)
+
+
+def test_a_name_that_does_not_resolve_is_accepted(client):
+    response = client.post(TASKS, body(http=http(url="https://not-in-dns.example.com/x")), format="json")
+    assert response.status_code == 201
+
+
+def test_the_egress_allowlist_admits_exactly_its_destinations(client):
+    targets._policy.cache_clear()
+    try:
+        with override_settings(EGRESS_ALLOWLIST="127.0.0.1:18080"):
+            assert (
+                client.post(TASKS, body(http=http(url="http://127.0.0.1:18080/sink")), format="json").status_code == 201
+            )
+            _refused_without_db_check = client.post(
+                TASKS, body(http=http(url="http://127.0.0.1:18081/")), format="json"
+            )
+            assert _refused_without_db_check.status_code == 400
+    finally:
+        targets._policy.cache_clear()
+
+
+def test_an_egress_allowlist_that_does_not_parse_stops_with_the_settings_name():
+    from django.core.exceptions import ImproperlyConfigured
+
+    with (
+        override_settings(EGRESS_ALLOWLIST="not-an-address"),
+        pytest.raises(ImproperlyConfigured, match="EGRESS_ALLOWLIST"),
+    ):
+        targets.egress_policy()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Authorization": "Bearer x"},
+        {"authorization": "Bearer x"},
+        {"Cookie": "a=b"},
+        {"Proxy-Authorization": "x"},
+        {"proxy-connection": "keep-alive"},
+        {"Host": "internal"},
+        {"Connection": "close"},
+        {"Keep-Alive": "1"},
+        {"TE": "trailers"},
+        {"Trailer": "X"},
+        {"Transfer-Encoding": "chunked"},
+        {"Upgrade": "h2c"},
+        {"Content-Length": "5"},
+        {"Idempotency-Key": "x"},
+        {"X-Attempt": "1"},
+        {"x-scheduled-at": "now"},
+        {"Bad Name": "x"},
+        {"Bad:Name": "x"},
+        {"": "x"},
+        {"X-A": "line\r\nX-Injected: 1"},
+        {"X-A": "nul\x00"},
+        {"X-A": "lf\n"},
+        {"X-A": " leading"},
+        {"X-A": "caf\u00e9"},
+        {"X-A": 5},
+        {"X-A": None},
+        {"X-A": "x", "x-a": "y"},
+        {"X-" + "a" * 200: "x"},
+        {"X-A": "v" * 4097},
+        {f"X-{i}": "v" for i in range(33)},
+        {f"X-{i}": "v" * 4000 for i in range(5)},
+        ["X-A", "x"],
+        "X-A: x",
+    ],
+)
+def test_a_refused_header_set_is_400_on_http_headers(client, headers):
+    _refused(client, body(http=http(headers=headers)), "http.headers")
+
+
+def test_headers_within_the_rules_are_kept_as_given(client):
+    headers = {"X-Trace": "a\tb c", "Accept": "application/json", "X-Empty": "", "X-Weird!#$%&'*+-.^_`|~": "v"}
+    response = client.post(TASKS, body(http=http(headers=headers)), format="json")
+    assert response.status_code == 201, response.content
+    assert response.json()["http"]["headers"] == headers
+
+
+@pytest.mark.parametrize(
+    "cron",
+    [
+        "",
+        "* * * *",
+        "0 0 * * * *",
+        "0 0 0 * * * 2027",
+        "0 0 30 2 *",
+        "0 0 31 4,6 *",
+        "60 * * * *",
+        "* 24 * * *",
+        "*/0 * * * *",
+        "5-1 * * * *",
+        "H * * * *",
+        "? * * * *",
+        "@reboot",
+        "@every 5m",
+        "* " * 70,
+        "0 9 * * MON-FRI; rm -rf /",
+        5,
+        None,
+    ],
+)
+def test_a_cron_expression_that_never_fires_or_is_malformed_is_400_on_schedule_cron(client, cron):
+    _refused(client, body(schedule={"cron": cron, "timezone": "UTC"}), "schedule.cron")
+
+
+@pytest.mark.parametrize(
+    "zone",
+    ["", "Mars/Olympus", "localtime", "posixrules", "Factory", "posix/Europe/Madrid", "right/UTC", "europe/madrid",
+     "../../etc/passwd", "Europe/Madrid\x00", "x" * 65, 5],
+)  # fmt: skip
+def test_an_unknown_or_host_dependent_zone_is_400_on_schedule_timezone(client, zone):
+    _refused(client, body(schedule={"cron": "0 9 * * *", "timezone": zone}), "schedule.timezone")
+
+
+@pytest.mark.parametrize(
+    "schedule_input,field",
+    [
+        ({"run_at": "2020-01-01T00:00:00Z"}, "schedule.run_at"),
+        ({"run_at": "2099-01-01T00:00:00Z"}, "schedule.run_at"),
+        ({"run_at": "2030-01-01T09:00:00"}, "schedule.run_at"),
+        ({"run_at": "tomorrow"}, "schedule.run_at"),
+        ({"run_at": "9999-12-31T23:59:59-14:00"}, "schedule.run_at"),
+        ({"run_at": "2030-01-01T09:00:00Z", "cron": "* * * * *"}, "schedule.run_at"),
+        ({"run_at": "2030-01-01T09:00:00Z", "timezone": "UTC"}, "schedule.timezone"),
+        ({}, "schedule.cron"),
+        ({"cron": "* * * * *", "every": "5m"}, "schedule.every"),
+    ],
+)
+def test_a_bad_one_shot_or_schedule_shape_is_400_naming_the_field(client, schedule_input, field):
+    _refused(client, body(schedule=schedule_input), field)
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("timeout_seconds", 0),
+        ("timeout_seconds", 901),
+        ("max_attempts", 0),
+        ("max_attempts", 101),
+        ("backoff_base_seconds", 0),
+        ("backoff_base_seconds", 86401),
+        ("priority", -1),
+        ("priority", 10),
+        ("priority", 10**100),
+        ("priority", "high"),
+        ("priority", 1.5),
+        ("name", ""),
+        ("name", "x" * 201),
+        ("name", "tab\there"),
+        ("name", "\ud800"),
+        ("name", None),
+        ("secret_ref", "has space"),
+        ("secret_ref", "x" * 256),
+        ("secret_ref", "-leading"),
+        ("tenant_id", "tenant-b"),
+        ("nmae", "typo"),
+    ],
+)
+def test_every_number_and_string_is_bounded(client, field, value):
+    _refused(client, body(**{field: value}), field)
+
+
+@pytest.mark.parametrize(
+    "http_input,field",
+    [
+        (http(method="TRACE"), "http.method"),
+        (http(method="get"), "http.method"),
+        (http(method="CONNECT"), "http.method"),
+        (http(body="x" * (64 * 1024 + 1)), "http.body"),
+        (http(body="\u00e9" * (32 * 1024 + 1)), "http.body"),
+        (http(body="\ud800"), "http.body"),
+        (http(body={"json": "object"}), "http.body"),
+        (http(extra="x"), "http.extra"),
+        ({"method": "GET"}, "http.url"),
+    ],
+)
+def test_bad_http_fields_are_400_naming_the_field(client, http_input, field):
+    _refused(client, body(http=http_input), field)
+
+
+def test_a_body_of_exactly_64_kib_is_accepted(client):
+    response = client.post(TASKS, body(http=http(body="x" * 64 * 1024)), format="json")
+    assert response.status_code == 201
+
+
+@pytest.mark.parametrize("method", ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+def test_every_method_of_the_fixed_set_is_accepted(client, method):
+    assert client.post(TASKS, body(http=http(method=method)), format="json").status_code == 201
+
+
+def test_a_request_body_over_the_upload_limit_is_refused_with_problem_json(client):
+    response = client.post(TASKS, '{"name": "' + "x" * (3 * 1024 * 1024) + '"}', content_type="application/json")
+    assert response.status_code in (400, 413)
+    assert response["Content-Type"] == "application/problem+json"
+    assert not Task.objects.exists()
+
+
+def test_a_patch_is_validated_by_the_same_rules(client):
+    created = client.post(TASKS, body(), format="json").json()
+    for patch, field in [
+        ({"schedule": {"cron": "0 0 30 2 *"}}, "schedule.cron"),
+        ({"schedule": {"cron": "0 9 * * *", "timezone": "Nowhere/City"}}, "schedule.timezone"),
+        ({"http": {"headers": {"Cookie": "a"}}}, "http.headers"),
+        ({"http": {"url": "http://192.168.0.1/"}}, "http.url"),
+        ({"priority": 12}, "priority"),
+        ({"tenant_id": "tenant-b"}, "tenant_id"),
+    ]:
+        response = client.patch(f"{TASKS}/{created['id']}", patch, format="json", HTTP_IF_MATCH='"1"')
+        assert response.status_code == 400, (patch, response.content)
+        assert field in response.json()["errors"], (patch, response.json())
+    assert Task.objects.get().version == 1
+
+
+def test_a_set_egress_allowlist_is_logged_loudly_once(caplog):
+    targets._policy.cache_clear()
+    try:
+        with override_settings(EGRESS_ALLOWLIST="127.0.0.1:18080, 10.9.0.0/16"), caplog.at_level("WARNING"):
+            targets.egress_policy()
+            targets.egress_policy()
+        warnings = [r for r in caplog.records if r.name == "tasks.targets"]
+        assert len(warnings) == 1
+        assert warnings[0].levelname == "WARNING"
+        assert "127.0.0.1" in warnings[0].getMessage()
+    finally:
+        targets._policy.cache_clear()
+
+
+@pytest.mark.parametrize("raw", ["[" * 100_000 + "]" * 100_000, '{"name": ' + "[" * 50_000 + "]" * 50_000 + "}"])
+def test_json_nested_too_deeply_is_400_not_500(client, raw):
+    response = client.generic("POST", TASKS, raw, content_type="application/json", HTTP_IDEMPOTENCY_KEY="k")
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/problem+json"

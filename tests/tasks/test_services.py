@@ -1,0 +1,127 @@
+"""tasks.services on real MariaDB: the pause/resume contract others call, and next_run_at on create.
+
+DST transition days pin DESIGN.md's rules through the API: a run in a
+spring-forward gap happens once at the end of the gap; on fall-back day a
+fixed-hour entry runs once (the first pass) while a wildcard hour fires at
+every real slot.
+"""
+
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+
+from tasks import services
+from tasks.models import Task, TaskStatus
+from tests.factories import make_task
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
+
+
+def utc(*args):
+    return datetime(*args, tzinfo=UTC)
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch):
+    def freeze(instant):
+        monkeypatch.setattr(services, "clock", lambda: instant)
+
+    return freeze
+
+
+# --- pause / resume (the admin calls these) -----------------------------------------
+
+
+def test_task_pause_pauses_an_active_task_and_bumps_its_version():
+    task = make_task(tenant_id="tenant-a", next_run_at=utc(2030, 1, 1))
+    paused = services.task_pause(tenant_id="tenant-a", task_id=task.pk)
+    assert (paused.status, paused.version, paused.next_run_at) == (TaskStatus.PAUSED, 2, utc(2030, 1, 1))
+
+
+def test_task_pause_of_a_paused_task_changes_nothing():
+    task = make_task(tenant_id="tenant-a", status=TaskStatus.PAUSED, version=4)
+    assert services.task_pause(tenant_id="tenant-a", task_id=task.pk).version == 4
+
+
+def test_task_resume_moves_next_run_at_to_the_next_future_run(frozen_clock):
+    task = make_task(
+        tenant_id="tenant-a", status=TaskStatus.PAUSED, cron_expression="0 9 * * *", timezone="Europe/Madrid",
+        next_run_at=utc(2026, 1, 5, 8, 0),
+    )  # fmt: skip
+    frozen_clock(utc(2026, 2, 10, 12, 0))  # weeks of missed runs are not replayed
+    resumed = services.task_resume(tenant_id="tenant-a", task_id=task.pk)
+    assert (resumed.status, resumed.version) == (TaskStatus.ACTIVE, 2)
+    assert resumed.next_run_at == utc(2026, 2, 11, 8, 0)  # 09:00 CET
+
+
+def test_task_resume_of_a_one_shot_that_already_ran_leaves_it_without_a_next_run():
+    task = make_task(tenant_id="tenant-a", run_at=utc(2026, 1, 1), next_run_at=None, status=TaskStatus.PAUSED)
+    resumed = services.task_resume(tenant_id="tenant-a", task_id=task.pk)
+    assert (resumed.status, resumed.next_run_at) == (TaskStatus.ACTIVE, None)
+
+
+def test_task_resume_of_an_active_task_changes_nothing():
+    task = make_task(tenant_id="tenant-a", version=3)
+    assert services.task_resume(tenant_id="tenant-a", task_id=task.pk).version == 3
+
+
+@pytest.mark.parametrize("use_case", [services.task_pause, services.task_resume])
+def test_pause_and_resume_of_another_tenants_deleted_or_unknown_task_raise_task_not_found(use_case):
+    other = make_task(tenant_id="tenant-b")
+    deleted = make_task(tenant_id="tenant-a", status=TaskStatus.DELETED)
+    for task_id in (other.pk, deleted.pk, uuid.uuid4()):
+        with pytest.raises(services.TaskNotFound):
+            use_case(tenant_id="tenant-a", task_id=task_id)
+    assert Task.objects.get(pk=other.pk).version == 1
+
+
+def test_task_update_with_a_stale_version_raises_version_mismatch_and_writes_nothing():
+    task = make_task(tenant_id="tenant-a", version=3, name="before")
+    with pytest.raises(services.VersionMismatch) as raised:
+        services.task_update(tenant_id="tenant-a", task_id=task.pk, expected_versions=[2], fields={"name": "after"})
+    assert raised.value.current_version == 3
+    assert Task.objects.get(pk=task.pk).name == "before"
+
+
+# --- next_run_at on create across DST transitions -------------------------------------
+
+
+def _create_at(tenant_client, frozen_clock, now, cron, zone):
+    frozen_clock(now)
+    response = tenant_client("tenant-a").post(
+        "/v1/tasks",
+        {"name": "dst", "schedule": {"cron": cron, "timezone": zone}, "http": {"url": "https://example.com/"}},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    return datetime.fromisoformat(response.json()["next_run_at"])
+
+
+@pytest.mark.parametrize(
+    "now,cron,zone,expected",
+    [
+        # Europe/Madrid, spring forward 2026-03-29 02:00 CET -> 03:00 CEST: 02:30 does not exist,
+        # so it runs once at the end of the gap (03:00 CEST = 01:00Z).
+        (utc(2026, 3, 29, 0, 0), "30 2 * * *", "Europe/Madrid", utc(2026, 3, 29, 1, 0)),
+        (utc(2026, 3, 29, 1, 0), "30 2 * * *", "Europe/Madrid", utc(2026, 3, 30, 0, 30)),
+        (utc(2026, 3, 28, 23, 30), "0 * * * *", "Europe/Madrid", utc(2026, 3, 29, 0, 0)),
+        (utc(2026, 3, 29, 0, 30), "0 * * * *", "Europe/Madrid", utc(2026, 3, 29, 1, 0)),
+        # Europe/Madrid, fall back 2026-10-25 03:00 CEST -> 02:00 CET: a fixed 02:30 runs at the
+        # first pass (00:30Z) and not again at the second (01:30Z); an hourly entry fires at both 02:00s.
+        (utc(2026, 10, 24, 23, 0), "30 2 * * *", "Europe/Madrid", utc(2026, 10, 25, 0, 30)),
+        (utc(2026, 10, 25, 0, 45), "30 2 * * *", "Europe/Madrid", utc(2026, 10, 26, 1, 30)),
+        (utc(2026, 10, 25, 0, 30), "0 * * * *", "Europe/Madrid", utc(2026, 10, 25, 1, 0)),
+        (utc(2026, 10, 25, 1, 0), "0 * * * *", "Europe/Madrid", utc(2026, 10, 25, 2, 0)),
+        # America/New_York, spring forward 2026-03-08 02:00 EST -> 03:00 EDT.
+        (utc(2026, 3, 8, 6, 0), "30 2 * * *", "America/New_York", utc(2026, 3, 8, 7, 0)),
+        (utc(2026, 3, 8, 6, 59), "*/30 * * * *", "America/New_York", utc(2026, 3, 8, 7, 0)),
+        # America/New_York, fall back 2026-11-01 02:00 EDT -> 01:00 EST: 01:30 runs once (EDT).
+        (utc(2026, 11, 1, 5, 0), "30 1 * * *", "America/New_York", utc(2026, 11, 1, 5, 30)),
+        (utc(2026, 11, 1, 5, 45), "30 1 * * *", "America/New_York", utc(2026, 11, 2, 6, 30)),
+        (utc(2026, 11, 1, 5, 45), "*/30 * * * *", "America/New_York", utc(2026, 11, 1, 6, 0)),
+        (utc(2026, 11, 1, 6, 0), "*/30 * * * *", "America/New_York", utc(2026, 11, 1, 6, 30)),
+    ],
+)
+def test_next_run_at_on_create_follows_the_dst_rules(tenant_client, frozen_clock, now, cron, zone, expected):
+    assert _create_at(tenant_client, frozen_clock, now, cron, zone) == expected

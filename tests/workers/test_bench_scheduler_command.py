@@ -1,0 +1,85 @@
+"""The scheduler benchmark still runs end to end (on a tiny load; the figures come from `make bench-scheduler`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import MySQLdb
+import pytest
+from django.conf import settings
+
+from tests.workers.scheduler_processes import ROOT, database_url
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def bench_database():
+    name = settings.DATABASES["default"]["NAME"] + "_bench"
+    yield name
+    db = settings.DATABASES["default"]
+    server = MySQLdb.connect(
+        host=db["HOST"] or "127.0.0.1", port=int(db["PORT"] or 3306), user=db["USER"], password=db["PASSWORD"] or ""
+    )
+    with server.cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    server.close()
+
+
+def test_the_benchmark_checks_every_job_and_writes_its_figures(bench_database, tmp_path):
+    output = tmp_path / "scheduler.json"
+    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "tests.settings"}
+
+    finished = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "bench_scheduler",
+            "--tasks",
+            "300",
+            "--batch-size",
+            "100",
+            "--repeat",
+            "1",
+            "--schedulers",
+            "2",
+            "--database",
+            bench_database,
+            "--output",
+            str(output),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+    assert finished.returncode == 0, finished.stderr
+    report = json.loads(output.read_text())
+    assert [(run["mode"], run["schedulers"]) for run in report["runs"]] == [("in-process", 1), ("processes", 2)]
+    for run in report["runs"]:
+        assert run["jobs"] == run["distinct_task_scheduled_at"] == 300
+        assert run["tasks_not_advanced"] == 0
+        assert run["statements_per_tick"] == [3]
+        assert run["ticks"] >= 3 and run["seconds"] > 0
+    assert "jobs/s" in finished.stdout
+
+
+def test_the_benchmark_refuses_a_database_that_is_not_a_bench_one():
+    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "tests.settings"}
+
+    finished = subprocess.run(
+        [sys.executable, "manage.py", "bench_scheduler", "--database", settings.DATABASES["default"]["NAME"]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert finished.returncode != 0
+    assert "must contain 'bench'" in finished.stderr

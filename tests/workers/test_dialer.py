@@ -1,0 +1,105 @@
+"""The dial-time egress check: rebinding, IP literals and resolver failures never reach a socket."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+from aiohttp.abc import AbstractResolver
+
+from tasks.egress import GENERIC_MESSAGE, EgressDenied
+from tests.receivers import ConnectionTrap, Receiver
+from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
+from workers.executor.dialer import VettingResolver
+
+PUBLIC = "93.184.215.14"
+
+pytestmark = pytest.mark.usefixtures("each_engine")
+__all__ = ["each_engine"]  # the fixture, imported for pytest
+
+
+class ScriptedResolver(AbstractResolver):
+    """Answers each lookup with the next scripted list of addresses (the last one repeats)."""
+
+    def __init__(self, *answers: list[str] | OSError) -> None:
+        self.answers = list(answers)
+        self.calls: list[str] = []
+
+    def next_answer(self, host: str) -> list[str]:
+        self.calls.append(host)
+        answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, OSError):
+            raise answer
+        return answer
+
+    async def resolve(self, host, port=0, family=socket.AF_INET):
+        return [
+            {"hostname": host, "host": address, "port": port, "family": socket.AF_INET, "proto": 0, "flags": 0}
+            for address in self.next_answer(host)
+        ]
+
+    async def close(self):
+        pass
+
+
+def test_a_name_that_rebinds_to_a_private_address_at_connect_time_is_blocked_before_any_connection(caplog):
+    with ConnectionTrap(host="127.0.0.2") as private:
+        resolver = ScriptedResolver([PUBLIC], ["127.0.0.2"])
+        # Only the port is relaxed (for the public address), so the address is the sole reason to refuse.
+        policy = policy_for(f"{PUBLIC}:{private.port}")
+        url = f"http://hooks.example.com:{private.port}/hook"
+        # Create time: the name answers a public address, so the task was accepted.
+        assert policy.check_url(url, resolve=lambda host, port: resolver.next_answer(host))
+        delivery = send(claimed(url), policy=policy, resolver=resolver)
+    assert delivery.error == GENERIC_MESSAGE
+    assert private.connections == 0
+    assert resolver.calls == ["hooks.example.com", "hooks.example.com"]
+    (refusal,) = [r for r in caplog.records if getattr(r, "event", None) == "egress_denied"]
+    assert "for 127.0.0.2" in refusal.reason  # refused; the public answer on the same port was admitted
+
+
+def test_an_answer_mixing_public_and_private_addresses_is_refused_whole():
+    with ConnectionTrap(host="127.0.0.2") as private:
+        resolver = ScriptedResolver([PUBLIC, "127.0.0.2"])
+        policy = policy_for(f"{PUBLIC}:{private.port}")
+        delivery = send(claimed(f"http://hooks.example.com:{private.port}/"), policy=policy, resolver=resolver)
+    assert delivery.error == GENERIC_MESSAGE
+    assert private.connections == 0
+
+
+def test_an_ip_literal_skips_the_resolver_but_not_the_check():
+    with ConnectionTrap() as private:
+        delivery = send(claimed(f"http://127.0.0.1:{private.port}/"), policy=policy_for())
+    assert delivery.error == GENERIC_MESSAGE
+    assert private.connections == 0
+
+
+def test_an_ipv4_mapped_ipv6_literal_is_judged_as_the_ipv4_it_maps():
+    delivery = send(claimed("http://[::ffff:127.0.0.1]:80/"), policy=policy_for())
+    assert delivery.error == GENERIC_MESSAGE
+
+
+def test_a_name_that_does_not_resolve_fails_with_the_same_generic_error():
+    resolver = ScriptedResolver(OSError("Name or service not known"))
+    delivery = send(claimed("https://nowhere.example.com/"), policy=policy_for(), resolver=resolver)
+    assert delivery.error == GENERIC_MESSAGE
+
+
+def test_the_connector_dials_the_vetted_address_it_resolved_without_a_second_lookup():
+    with Receiver() as receiver:
+        resolver = ScriptedResolver(["127.0.0.1"], ["127.0.0.2"])  # a second lookup would get the trap's address
+        policy = policy_for(f"127.0.0.1:{receiver.port}")
+        delivery = send(claimed(f"http://hooks.example.com:{receiver.port}/hook"), policy=policy, resolver=resolver)
+        assert delivery.http_status == 200
+        assert resolver.calls == ["hooks.example.com"]
+        (request,) = receiver.received("/hook")
+        assert request.headers["Host"] == f"hooks.example.com:{receiver.port}"
+
+
+def test_the_vetting_resolver_raises_egress_denied_for_a_private_answer():
+    resolver = VettingResolver(policy_for(), ScriptedResolver(["10.0.0.7"]))
+    with pytest.raises(EgressDenied) as caught:
+        asyncio.run(resolver.resolve("hooks.example.com", 443))
+    assert str(caught.value) == GENERIC_MESSAGE
+    assert "10.0.0.7" in caught.value.reason  # for our logs only

@@ -1,0 +1,109 @@
+"""The executor's HTTP call against a real receiver on 127.0.0.1: statuses, headers, limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.egress import GENERIC_MESSAGE
+from tests.receivers import ConnectionTrap, Receiver, unused_port
+from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
+from workers.executor.http import ERROR_CONNECTION, ERROR_SECRET, ERROR_TIMEOUT, USER_AGENT
+from workers.executor.secrets import InMemorySecrets
+
+pytestmark = pytest.mark.usefixtures("each_engine")
+__all__ = ["each_engine"]  # the fixture, imported for pytest
+
+
+@pytest.fixture
+def receiver():
+    with Receiver() as server:
+        yield server
+
+
+def _policy(receiver):
+    return policy_for(f"127.0.0.1:{receiver.port}")
+
+
+@pytest.mark.parametrize("code", [200, 201, 204, 302, 404, 500, 503])
+def test_the_status_the_endpoint_answers_is_reported_as_is(receiver, code):
+    delivery = send(claimed(receiver.url(f"/status/{code}")), policy=_policy(receiver))
+    assert delivery.http_status == code
+    assert delivery.error is None
+
+
+def test_the_delivery_headers_and_the_tasks_own_headers_arrive(receiver):
+    job = claimed(
+        receiver.url("/hook"),
+        attempt=2,
+        headers={"X-Custom": "yes", "Content-Type": "application/json"},
+        body='{"a": 1}',
+    )
+    send(job, policy=_policy(receiver))
+    (request,) = receiver.received("/hook")
+    assert request.method == "POST"
+    assert request.body == b'{"a": 1}'
+    assert request.headers["Idempotency-Key"] == str(job.id)
+    assert request.headers["X-Attempt"] == "2"
+    assert request.headers["X-Scheduled-At"] == job.scheduled_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    assert request.headers["User-Agent"] == USER_AGENT
+    assert request.headers["X-Custom"] == "yes"
+    assert request.headers["Content-Type"] == "application/json"
+    assert "Authorization" not in request.headers
+
+
+def test_the_secret_named_by_secret_ref_is_resolved_at_send_time_into_authorization(receiver):
+    secrets = InMemorySecrets({"hook-token": "Bearer s3cret"})
+    send(claimed(receiver.url("/hook"), secret_ref="hook-token"), policy=_policy(receiver), secrets=secrets)
+    (request,) = receiver.received("/hook")
+    assert request.headers["Authorization"] == "Bearer s3cret"
+
+
+def test_a_missing_secret_fails_the_attempt_without_calling(receiver):
+    delivery = send(
+        claimed(receiver.url("/hook"), secret_ref="absent"), policy=_policy(receiver), secrets=InMemorySecrets({})
+    )
+    assert delivery.error == ERROR_SECRET
+    assert receiver.received() == []
+
+
+def test_redirects_are_not_followed(receiver):
+    delivery = send(claimed(receiver.url("/status/302")), policy=_policy(receiver))
+    assert delivery.http_status == 302
+    assert receiver.received("/landed") == []
+
+
+def test_a_slow_endpoint_times_out_at_the_tasks_timeout(receiver):
+    delivery = send(claimed(receiver.url("/slow/5"), timeout_seconds=1), policy=_policy(receiver))
+    assert delivery.http_status is None
+    assert delivery.error == ERROR_TIMEOUT
+
+
+def test_a_refused_connection_fails_with_a_text_that_names_no_address():
+    port = unused_port()
+    delivery = send(claimed(f"http://127.0.0.1:{port}/hook"), policy=policy_for(f"127.0.0.1:{port}"))
+    assert delivery.error == ERROR_CONNECTION
+    assert "127.0.0.1" not in delivery.error
+
+
+def test_the_response_body_is_read_only_up_to_the_bound(receiver):
+    delivery = send(claimed(receiver.url("/big/1000000")), policy=_policy(receiver), body_limit=100)
+    assert delivery.http_status == 200
+    assert delivery.response_body == "x" * 100
+
+
+def test_proxy_environment_variables_are_ignored(receiver, monkeypatch):
+    with ConnectionTrap() as proxy:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        delivery = send(claimed(receiver.url("/hook")), policy=_policy(receiver))
+    assert delivery.http_status == 200
+    assert len(receiver.received("/hook")) == 1
+    assert proxy.connections == 0
+
+
+def test_a_destination_outside_the_allowlist_is_refused_with_the_generic_error(receiver):
+    delivery = send(claimed(receiver.url("/hook")), policy=policy_for())
+    assert delivery.error == GENERIC_MESSAGE
+    assert receiver.received() == []

@@ -1,0 +1,232 @@
+"""Results: the rule (pure) and the grouped, fenced writes on real MariaDB, incl. the seed's late-result table."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from jobs.models import Job, JobStatus
+from tests.workers.executor_db import bulk_jobs, db_now
+from workers.executor.backoff import MAX_BACKOFF_SECONDS, retry_delay_seconds
+from workers.executor.claims import claim_due_jobs
+from workers.executor.results import JobResult, Outcome, decide, record_results
+from workers.reconciler import sweep_expired_leases
+
+
+def _decide(http_status=None, error=None, attempt=1, max_attempts=3, base=10):
+    return decide(
+        job_id=uuid.uuid4(),
+        attempt=attempt,
+        max_attempts=max_attempts,
+        backoff_base_seconds=base,
+        http_status=http_status,
+        error=error,
+    )
+
+
+# --- the rule ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [200, 201, 204, 299])
+def test_any_2xx_succeeds(status):
+    result = _decide(status)
+    assert (result.outcome, result.http_status, result.error) == (Outcome.SUCCEEDED, status, None)
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "text"),
+    [
+        (301, None, "HTTP 301"),
+        (302, None, "HTTP 302"),
+        (400, None, "HTTP 400"),
+        (404, None, "HTTP 404"),
+        (500, None, "HTTP 500"),
+        (503, None, "HTTP 503"),
+        (None, "timeout", "timeout"),
+        (None, "connection failed", "connection failed"),
+        (None, "destination not allowed", "destination not allowed"),
+    ],
+)
+def test_anything_else_is_retried_with_backoff(status, error, text):
+    result = _decide(status, error, attempt=2, base=10)
+    assert (result.outcome, result.error, result.delay_seconds) == (Outcome.RETRY, text, 20)
+
+
+@pytest.mark.parametrize(("attempt", "delay"), [(1, 10), (2, 20), (3, 40), (4, 80), (10, 5120)])
+def test_backoff_doubles_from_the_base(attempt, delay):
+    assert retry_delay_seconds(attempt=attempt, backoff_base_seconds=10) == delay
+
+
+@pytest.mark.parametrize("attempt", [15, 16, 100, 10**6])
+def test_backoff_is_capped_at_one_day(attempt):
+    assert retry_delay_seconds(attempt=attempt, backoff_base_seconds=10) == MAX_BACKOFF_SECONDS
+
+
+def test_a_failure_at_max_attempts_is_dead():
+    result = _decide(500, attempt=3, max_attempts=3)
+    assert (result.outcome, result.delay_seconds) == (Outcome.DEAD, None)
+
+
+def test_a_success_at_max_attempts_still_succeeds():
+    assert _decide(200, attempt=3, max_attempts=3).outcome is Outcome.SUCCEEDED
+
+
+# --- the writes ---------------------------------------------------------------
+
+pytestmark_db = pytest.mark.django_db(transaction=True)
+
+
+def _claim(count=1, **overrides):
+    bulk_jobs(count, next_attempt_at=db_now() - timedelta(seconds=1), **overrides)
+    return claim_due_jobs(worker_id="w-a", limit=count, lookahead_seconds=1)
+
+
+def _result(job, http_status=200, error=None, body="ok"):
+    return decide(
+        job_id=job.id,
+        attempt=job.attempt,
+        max_attempts=job.max_attempts,
+        backoff_base_seconds=job.backoff_base_seconds,
+        http_status=http_status,
+        error=error,
+        response_body=body,
+    )
+
+
+def _seconds_until(job_id, column):
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT TIMESTAMPDIFF(MICROSECOND, NOW(3), {column}) FROM jobs WHERE id = %s", [job_id.bytes])
+        return cursor.fetchone()[0] / 1e6
+
+
+@pytestmark_db
+def test_a_success_is_recorded_with_its_status_and_body_and_the_lease_released():
+    (job,) = _claim()
+    report = record_results(worker_id="w-a", results=[_result(job, 201, body="created")])
+    assert report.dropped == [] and len(report.written) == 1
+    row = Job.objects.get(id=job.id)
+    assert (row.status, row.http_status, row.response_body, row.error) == (JobStatus.SUCCEEDED, 201, "created", None)
+    assert row.finished_at is not None and row.lease_expires_at is None and row.attempt == 1
+
+
+@pytestmark_db
+def test_a_failure_goes_back_to_pending_at_now_plus_the_backoff_on_the_database_clock():
+    (job,) = _claim(backoff_base_seconds=7)
+    record_results(worker_id="w-a", results=[_result(job, 503, body="busy")])
+    row = Job.objects.get(id=job.id)
+    assert (row.status, row.http_status, row.error, row.attempt) == (JobStatus.PENDING, 503, "HTTP 503", 1)
+    assert row.worker_id is None and row.lease_expires_at is None and row.finished_at is None
+    assert 6.5 < _seconds_until(job.id, "next_attempt_at") <= 7.0
+
+
+@pytestmark_db
+def test_a_failure_at_the_last_attempt_is_dead():
+    (job,) = _claim(max_attempts=1)
+    record_results(worker_id="w-a", results=[_result(job, None, error="timeout", body=None)])
+    row = Job.objects.get(id=job.id)
+    assert (row.status, row.error, row.http_status) == (JobStatus.DEAD, "timeout", None)
+    assert row.finished_at is not None
+
+
+@pytestmark_db
+def test_a_mixed_batch_is_written_in_one_go_each_row_with_its_own_outcome():
+    jobs = _claim(6)
+    answers = [(None, "connection failed"), (200, None), (500, None), (302, None), (204, None), (None, "timeout")]
+    results = [_result(job, status, error) for job, (status, error) in zip(jobs, answers, strict=True)]
+    report = record_results(worker_id="w-a", results=results)
+    assert len(report.written) == 6
+    statuses = {row.id: (row.status, row.http_status) for row in Job.objects.filter(id__in=[j.id for j in jobs])}
+    assert [statuses[job.id] for job in jobs] == [
+        (JobStatus.PENDING, None),
+        (JobStatus.SUCCEEDED, 200),
+        (JobStatus.PENDING, 500),
+        (JobStatus.PENDING, 302),
+        (JobStatus.SUCCEEDED, 204),
+        (JobStatus.PENDING, None),
+    ]
+
+
+@pytestmark_db
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "UPDATE jobs SET worker_id = 'w-other' WHERE id = %s",
+        "UPDATE jobs SET attempt = attempt + 1 WHERE id = %s",
+        "UPDATE jobs SET status = 'pending', worker_id = NULL WHERE id = %s",
+        "UPDATE jobs SET status = 'succeeded' WHERE id = %s",
+        "DELETE FROM jobs WHERE id = %s",
+    ],
+    ids=["another worker", "a newer attempt", "returned to pending", "already finished", "archived"],
+)
+def test_each_guard_that_no_longer_matches_drops_the_result_and_leaves_the_row_alone(tamper):
+    jobs = _claim(2)
+    with connection.cursor() as cursor:
+        cursor.execute(tamper, [jobs[0].id.bytes])
+        cursor.execute("SELECT status, worker_id, attempt, http_status FROM jobs WHERE id = %s", [jobs[0].id.bytes])
+        before = cursor.fetchone()
+    report = record_results(worker_id="w-a", results=[_result(job, 200) for job in jobs])
+    assert [r.job_id for r in report.dropped] == [jobs[0].id]
+    assert [r.job_id for r in report.written] == [jobs[1].id]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT status, worker_id, attempt, http_status FROM jobs WHERE id = %s", [jobs[0].id.bytes])
+        assert cursor.fetchone() == before
+    assert Job.objects.get(id=jobs[1].id).status == JobStatus.SUCCEEDED
+
+
+# --- the seed's late result: A claimed attempt 1, its lease expired, B may have claimed attempt 2 ---
+
+
+def _expire_lease(job_id):
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE jobs SET lease_expires_at = NOW(3) - INTERVAL 1 SECOND WHERE id = %s", [job_id.bytes])
+
+
+@pytestmark_db
+def test_late_result_before_the_reconciler_wins_and_the_reconciler_no_longer_matches():
+    (job,) = _claim()
+    _expire_lease(job.id)
+    assert len(record_results(worker_id="w-a", results=[_result(job, 200)]).written) == 1
+    assert sweep_expired_leases(limit=100) == 0
+    assert Job.objects.get(id=job.id).status == JobStatus.SUCCEEDED
+
+
+@pytestmark_db
+def test_late_result_between_the_reconciler_and_the_reclaim_is_dropped_and_the_job_runs_again():
+    (job,) = _claim()
+    _expire_lease(job.id)
+    assert sweep_expired_leases(limit=100) == 1
+    report = record_results(worker_id="w-a", results=[_result(job, 200)])
+    assert report.written == [] and [r.job_id for r in report.dropped] == [job.id]
+    row = Job.objects.get(id=job.id)
+    assert (row.status, row.attempt, row.error) == (JobStatus.PENDING, 1, "lease expired")
+    (again,) = claim_due_jobs(worker_id="w-b", limit=1, lookahead_seconds=1)
+    assert (again.id, again.attempt) == (job.id, 2)
+
+
+@pytestmark_db
+def test_late_result_after_the_reclaim_by_the_same_worker_id_is_dropped_and_leaves_the_new_claim_untouched():
+    (job_a,) = _claim()
+    _expire_lease(job_a.id)
+    assert sweep_expired_leases(limit=100) == 1
+    (job_b,) = claim_due_jobs(worker_id="w-a", limit=1, lookahead_seconds=1)  # same pod, attempt 2
+    before = Job.objects.get(id=job_a.id)
+    report = record_results(worker_id="w-a", results=[_result(job_a, 200)])
+    assert report.written == [] and len(report.dropped) == 1
+    after = Job.objects.get(id=job_a.id)
+    assert (after.status, after.worker_id, after.attempt, after.lease_expires_at) == (
+        JobStatus.RUNNING,
+        "w-a",
+        2,
+        before.lease_expires_at,
+    )
+    assert len(record_results(worker_id="w-a", results=[_result(job_b, 500)]).written) == 1
+    assert Job.objects.get(id=job_a.id).error == "HTTP 500"
+
+
+def test_an_unknown_outcome_value_cannot_be_built():
+    with pytest.raises(ValueError):
+        Outcome("running")
+    assert JobResult(uuid.uuid4(), 1, Outcome.DEAD).delay_seconds is None

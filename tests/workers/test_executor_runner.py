@@ -1,0 +1,142 @@
+"""The executor process in-process (its own thread and loop) against a real receiver and real MariaDB."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+
+from jobs.models import Job, JobStatus
+from tests.receivers import Receiver
+from tests.workers.executor_db import bulk_jobs, db_now
+from tests.workers.executor_helpers import policy_for
+from workers.executor.http import DeliveryClient
+from workers.executor.runner import Executor, ExecutorConfig
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Running:
+    """An Executor running in a background thread; `stop()` asks it to wind down and waits."""
+
+    def __init__(self, receiver: Receiver, **config) -> None:
+        settings = {"worker_id": "w-test", "concurrency": 50, "poll_seconds": 0.5, "grace_seconds": 5.0}
+        settings.update(config)
+        self.executor = Executor(
+            ExecutorConfig(**settings),
+            client=DeliveryClient(policy=policy_for(f"127.0.0.1:{receiver.port}")),
+        )
+        self.started = threading.Event()
+        self.totals = None
+        self.thread = threading.Thread(target=self._main, daemon=True)
+        self.thread.start()
+        assert self.started.wait(10)
+
+    def _main(self) -> None:
+        self.totals = asyncio.run(self.executor.run(started=self.started.set))
+
+    def stop(self, timeout: float = 30) -> float:
+        began = time.monotonic()
+        self.executor.request_stop()
+        self.thread.join(timeout)
+        assert not self.thread.is_alive()
+        return time.monotonic() - began
+
+
+def _wait_until(predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.fixture
+def receiver():
+    with Receiver() as server:
+        yield server
+
+
+def test_due_jobs_are_fired_once_each_and_recorded(receiver):
+    ids = bulk_jobs(120, url=receiver.url("/hook"), next_attempt_at=db_now() - timedelta(seconds=1))
+    running = Running(receiver)
+    try:
+        _wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 120)
+    finally:
+        running.stop()
+    keys = [r.headers["Idempotency-Key"] for r in receiver.received("/hook")]
+    assert sorted(keys) == sorted(str(i) for i in ids)
+    assert running.totals.fired == 120 and running.totals.succeeded == 120 and running.totals.dropped == 0
+
+
+def test_a_job_fires_on_its_second_not_at_the_claim(receiver):
+    due = (db_now() + timedelta(seconds=1.5)).replace(microsecond=0) + timedelta(seconds=1)
+    (job_id,) = bulk_jobs(1, url=receiver.url("/on-time"), next_attempt_at=due, scheduled_at=due)
+    running = Running(receiver, poll_seconds=3.0)  # claims it well ahead of time
+    try:
+        _wait_until(lambda: Job.objects.get(id=job_id).status == JobStatus.SUCCEEDED)
+    finally:
+        running.stop()
+    (request,) = receiver.received("/on-time")
+    arrived = datetime.fromtimestamp(request.at, UTC)
+    assert due <= arrived < due + timedelta(seconds=0.5)
+    assert request.headers["X-Scheduled-At"] == due.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def test_failures_are_retried_with_backoff_and_end_dead_at_max_attempts(receiver):
+    (job_id,) = bulk_jobs(
+        1, url=receiver.url("/status/500"), max_attempts=3, backoff_base_seconds=0, next_attempt_at=db_now()
+    )
+    running = Running(receiver, poll_seconds=0.2)
+    try:
+        _wait_until(lambda: Job.objects.get(id=job_id).status == JobStatus.DEAD)
+    finally:
+        running.stop()
+    row = Job.objects.get(id=job_id)
+    assert (row.attempt, row.http_status, row.error) == (3, 500, "HTTP 500")
+    assert [r.headers["X-Attempt"] for r in receiver.received("/status/500")] == ["1", "2", "3"]
+
+
+def test_stop_lets_in_flight_calls_finish_within_the_grace_period(receiver):
+    ids = bulk_jobs(5, url=receiver.url("/slow/1"), next_attempt_at=db_now())
+    running = Running(receiver, grace_seconds=5.0)
+    _wait_until(lambda: len(receiver.received("/slow/1")) == 5)
+    took = running.stop()
+    assert took < 5.0
+    assert Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 5
+
+
+def test_calls_still_running_after_the_grace_period_are_left_to_the_reconciler(receiver):
+    ids = bulk_jobs(3, url=receiver.url("/slow/4"), timeout_seconds=10, next_attempt_at=db_now())
+    running = Running(receiver, grace_seconds=0.5)
+    _wait_until(lambda: len(receiver.received("/slow/4")) == 3)
+    took = running.stop()
+    assert took < 3.0
+    rows = Job.objects.filter(id__in=ids)
+    assert {(row.status, row.worker_id, row.attempt) for row in rows} == {(JobStatus.RUNNING, "w-test", 1)}
+    assert running.totals.fired == 3 and running.totals.succeeded == 0
+
+
+def test_the_executor_survives_its_database_connections_being_killed(receiver):
+    first = bulk_jobs(20, url=receiver.url("/hook"), next_attempt_at=db_now())
+    running = Running(receiver, poll_seconds=0.2)
+    try:
+        _wait_until(lambda: Job.objects.filter(id__in=first, status=JobStatus.SUCCEEDED).count() == 20)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM information_schema.PROCESSLIST WHERE db = DATABASE() AND id <> CONNECTION_ID()"
+            )
+            victims = [row[0] for row in cursor.fetchall()]
+            for victim in victims:
+                cursor.execute(f"KILL CONNECTION {int(victim)}")
+        assert victims  # the executor's claim and result connections
+        second = bulk_jobs(20, url=receiver.url("/hook"), next_attempt_at=db_now())
+        _wait_until(lambda: Job.objects.filter(id__in=second, status=JobStatus.SUCCEEDED).count() == 20)
+    finally:
+        running.stop()
+    assert running.totals.succeeded == 40

@@ -1,0 +1,95 @@
+"""The reconciler on real MariaDB: expired leases go back (or to the DLQ), the attempt is never added twice."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from jobs.models import Job, JobStatus
+from tests.workers.executor_db import bulk_jobs, db_now
+from workers.executor.claims import claim_due_jobs
+from workers.reconciler import reconcile_step, sweep_expired_leases
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _claimed(count=1, **overrides):
+    bulk_jobs(count, next_attempt_at=db_now() - timedelta(seconds=1), **overrides)
+    return claim_due_jobs(worker_id="w-dead", limit=count, lookahead_seconds=1)
+
+
+def _expire(*jobs, seconds_ago=1):
+    with connection.cursor() as cursor:
+        for job in jobs:
+            cursor.execute(
+                "UPDATE jobs SET lease_expires_at = NOW(3) - INTERVAL %s SECOND WHERE id = %s",
+                [seconds_ago, job.id.bytes],
+            )
+
+
+def test_an_expired_lease_goes_back_to_pending_due_now_with_the_attempt_unchanged():
+    (job,) = _claimed()
+    _expire(job)
+    assert sweep_expired_leases(limit=10) == 1
+    row = Job.objects.get(id=job.id)
+    assert (row.status, row.attempt, row.error, row.worker_id, row.lease_expires_at) == (
+        JobStatus.PENDING,
+        1,
+        "lease expired",
+        None,
+        None,
+    )
+    assert abs((row.next_attempt_at - db_now()).total_seconds()) < 2
+
+
+def test_an_expired_lease_at_the_last_attempt_goes_to_the_dlq():
+    (job,) = _claimed(max_attempts=1)
+    _expire(job)
+    assert sweep_expired_leases(limit=10) == 1
+    row = Job.objects.get(id=job.id)
+    assert (row.status, row.attempt, row.error) == (JobStatus.DEAD, 1, "lease expired")
+    assert row.finished_at is not None
+
+
+def test_a_lease_that_has_not_expired_is_never_touched():
+    jobs = _claimed(2)
+    _expire(jobs[0])
+    before = Job.objects.get(id=jobs[1].id)
+    assert sweep_expired_leases(limit=10) == 1
+    after = Job.objects.get(id=jobs[1].id)
+    assert (after.status, after.worker_id, after.lease_expires_at, after.updated_at) == (
+        JobStatus.RUNNING,
+        "w-dead",
+        before.lease_expires_at,
+        before.updated_at,
+    )
+
+
+def test_a_job_never_runs_more_than_max_attempts_times_through_lease_expiries():
+    (job,) = _claimed(max_attempts=2)
+    claims = 1
+    while True:
+        _expire(job)
+        sweep_expired_leases(limit=10)
+        again = claim_due_jobs(worker_id="w-dead", limit=1, lookahead_seconds=1)
+        if not again:
+            break
+        (job,) = again
+        claims += 1
+    assert claims == 2
+    assert Job.objects.get(id=job.id).status == JobStatus.DEAD
+
+
+def test_a_step_repeats_the_sweep_while_it_fills_the_limit():
+    jobs = _claimed(25)
+    _expire(*jobs)
+    assert reconcile_step(limit=10) is False  # 10 + 10 + 5: the last sweep was not full
+    assert Job.objects.filter(status=JobStatus.PENDING, error="lease expired").count() == 25
+
+
+def test_a_step_with_nothing_expired_is_idle():
+    _claimed(3)
+    assert reconcile_step(limit=10) is False
+    assert Job.objects.filter(status=JobStatus.RUNNING).count() == 3

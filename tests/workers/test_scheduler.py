@@ -1,0 +1,301 @@
+"""The scheduler's tick on the real database: one job per run, late never skipped, never twice."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from jobs.models import Job, JobStatus
+from jobsched_project.ids import new_id
+from tasks.models import Task, TaskStatus
+from tests.factories import make_job, make_task
+from workers.scheduler import ROW_BYTES, Scheduler, _documents
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MINUTE = timedelta(minutes=1)
+
+
+def db_now() -> datetime:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT NOW(6)")
+        return cursor.fetchone()[0].replace(tzinfo=UTC)
+
+
+def minute_floor(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
+
+
+def runs(task: Task) -> list[datetime]:
+    return list(Job.objects.filter(task_id=task.id).order_by("scheduled_at").values_list("scheduled_at", flat=True))
+
+
+def test_a_due_task_gets_exactly_one_job_carrying_the_tasks_request_snapshot():
+    due = minute_floor(db_now())
+    task = make_task(
+        tenant_id="tenant-b",
+        http_url="https://example.com/hook?x=1",
+        http_method="PUT",
+        http_headers={"X-Trace": "abc"},
+        http_body='{"hello": "world"}',
+        secret_ref="vault:hook-secret",
+        priority=2,
+        timeout_seconds=12,
+        max_attempts=7,
+        backoff_base_seconds=3,
+        next_run_at=due,
+    )
+    scheduler = Scheduler(lookahead_seconds=0)
+
+    result = scheduler.tick()
+    again = scheduler.tick()
+
+    assert (result.selected, again.selected) == (1, 0)
+    job = Job.objects.get(task_id=task.id)
+    assert job.scheduled_at == job.next_attempt_at == due
+    assert (job.status, job.attempt) == (JobStatus.PENDING, 0)
+    assert job.tenant_id == "tenant-b"
+    assert (job.priority, job.timeout_seconds, job.max_attempts, job.backoff_base_seconds) == (2, 12, 7, 3)
+    assert (job.request_method, job.request_url) == ("PUT", "https://example.com/hook?x=1")
+    assert job.request_headers == {"X-Trace": "abc"}
+    assert job.request_body == '{"hello": "world"}'
+    assert job.secret_ref == "vault:hook-secret"
+    task.refresh_from_db()
+    assert task.next_run_at == due + MINUTE
+
+
+def test_a_task_due_after_the_lookahead_waits_and_one_inside_it_is_created_early():
+    soon = db_now() + timedelta(seconds=30)
+    task = make_task(next_run_at=soon)
+
+    assert Scheduler(lookahead_seconds=0).tick().selected == 0
+    assert runs(task) == []
+
+    assert Scheduler(lookahead_seconds=60).tick().selected == 1
+    assert runs(task) == [soon]
+
+
+def test_paused_and_deleted_tasks_produce_nothing():
+    due = minute_floor(db_now()) - MINUTE
+    paused = make_task(status=TaskStatus.PAUSED, next_run_at=due)
+    deleted = make_task(status=TaskStatus.DELETED, next_run_at=due)
+
+    result = Scheduler(lookahead_seconds=0).tick()
+
+    assert (result.selected, result.statements) == (0, 1)
+    assert Job.objects.count() == 0
+    for task in (paused, deleted):
+        task.refresh_from_db()
+        assert task.next_run_at == due
+
+
+def test_a_one_shot_task_fires_once_and_then_has_no_next_run():
+    run_at = db_now() - timedelta(seconds=5)
+    task = make_task(run_at=run_at)
+    scheduler = Scheduler(lookahead_seconds=0)
+
+    assert scheduler.tick().selected == 1
+    assert scheduler.tick().selected == 0
+
+    assert runs(task) == [run_at]
+    task.refresh_from_db()
+    assert task.next_run_at is None
+    assert task.status == TaskStatus.ACTIVE
+
+
+def test_a_late_scheduler_catches_up_one_run_per_task_per_tick_without_skips_or_duplicates():
+    start = minute_floor(db_now()) - timedelta(hours=1)
+    tasks = [make_task(next_run_at=start) for _ in range(3)]
+    scheduler = Scheduler(lookahead_seconds=0)
+
+    first = scheduler.tick()
+    assert first.selected == 3
+    assert first.behind and not first.full  # the loop ticks again at once
+    assert first.lag_seconds is not None and first.lag_seconds >= 3600
+    assert [runs(task) for task in tasks] == [[start]] * 3
+
+    assert scheduler.tick().selected == 3
+    assert [runs(task) for task in tasks] == [[start, start + MINUTE]] * 3
+
+    ticks = 2
+    while scheduler.tick().selected:
+        ticks += 1
+        assert ticks < 70, "the catch-up never ended"
+
+    caught_up_at = db_now()
+    for task in tasks:
+        made = runs(task)
+        assert made == [start + n * MINUTE for n in range(len(made))]  # contiguous: nothing skipped
+        task.refresh_from_db()
+        assert task.next_run_at == made[-1] + MINUTE
+        assert made[-1] <= caught_up_at < task.next_run_at + MINUTE
+    assert ticks == len(runs(tasks[0]))  # one run per task per tick
+
+
+def test_ticks_never_touch_version_or_updated_at():
+    task = make_task(next_run_at=minute_floor(db_now()) - 5 * MINUTE, version=7)
+    before = Task.objects.values_list("version", "updated_at").get(id=task.id)
+
+    scheduler = Scheduler(lookahead_seconds=0)
+    for _ in range(3):
+        assert scheduler.tick().selected == 1
+
+    assert len(runs(task)) == 3
+    assert Task.objects.values_list("version", "updated_at").get(id=task.id) == before
+
+
+def test_a_run_whose_job_already_exists_is_kept_and_the_task_still_advances():
+    due = minute_floor(db_now())
+    task = make_task(next_run_at=due)
+    existing = make_job(task)  # e.g. a task resumed inside the lookahead window
+
+    result = Scheduler(lookahead_seconds=0).tick()
+
+    assert result.selected == 1
+    assert list(Job.objects.filter(task_id=task.id).values_list("id", flat=True)) == [existing.id]
+    task.refresh_from_db()
+    assert task.next_run_at == due + MINUTE
+
+
+def test_the_oldest_due_tasks_go_first_and_a_full_batch_asks_for_another_tick():
+    now = minute_floor(db_now())
+    newest = make_task(next_run_at=now - MINUTE)
+    oldest = make_task(next_run_at=now - 3 * MINUTE, cron_expression="0 0 1 1 *")
+    middle = make_task(next_run_at=now - 2 * MINUTE, cron_expression="0 0 1 1 *")
+    scheduler = Scheduler(batch_size=2, lookahead_seconds=0)
+
+    result = scheduler.tick()
+
+    assert result.full and result.more_work
+    assert (len(runs(oldest)), len(runs(middle)), len(runs(newest))) == (1, 1, 0)
+    assert scheduler.tick().selected == 1
+    assert len(runs(newest)) == 1
+
+
+def kinds(captured: CaptureQueriesContext) -> list[str]:
+    """The verb of each statement sent, past the SQL file's comment lines."""
+    verbs = []
+    for query in captured.captured_queries:
+        lines = [line for line in query["sql"].splitlines() if line.strip() and not line.startswith("--")]
+        verbs.append(lines[0].split()[0])
+    return verbs
+
+
+def _due_tasks(count: int) -> datetime:
+    """`count` per-minute tasks due a minute ago; returns when they were due."""
+    due = minute_floor(db_now()) - MINUTE
+    Task.objects.bulk_create(
+        Task(
+            tenant_id=f"tenant-{n % 3}",
+            name=f"t{n}",
+            http_url="https://example.com/hook",
+            cron_expression="* * * * *",
+            timezone="UTC",
+            next_run_at=due,
+        )
+        for n in range(count)
+    )
+    return due
+
+
+@pytest.mark.parametrize("batch_size", [1, 50, 600])
+def test_a_tick_issues_three_statements_whatever_the_batch_size(batch_size):
+    _due_tasks(batch_size)
+    scheduler = Scheduler(batch_size=batch_size, lookahead_seconds=0)
+    scheduler.rows_per_statement()  # read once per scheduler, before its first tick
+
+    with CaptureQueriesContext(connection) as captured:
+        result = scheduler.tick()
+
+    assert result.selected == Job.objects.count() == batch_size
+    assert kinds(captured) == ["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"]
+    assert result.statements == 3
+
+
+def test_an_empty_tick_issues_one_statement():
+    scheduler = Scheduler(lookahead_seconds=0)
+    scheduler.rows_per_statement()
+
+    with CaptureQueriesContext(connection) as captured:
+        result = scheduler.tick()
+
+    assert kinds(captured) == ["BEGIN", "SELECT", "COMMIT"]
+    assert result.statements == 1
+    assert result.lag_seconds is None and not result.more_work
+
+
+def test_rows_beyond_one_packet_go_in_a_fixed_number_of_statements_per_batch_size():
+    due = _due_tasks(5)
+    scheduler = Scheduler(batch_size=5, lookahead_seconds=0, rows_per_statement=2)
+
+    with CaptureQueriesContext(connection) as captured:
+        result = scheduler.tick()
+
+    # One select, then an insert and an update per document of at most 2 rows.
+    assert kinds(captured) == ["BEGIN", "SELECT", *["INSERT", "UPDATE"] * 3, "COMMIT"]
+    assert result.statements == 1 + 2 * 3
+    assert result.selected == Job.objects.count() == 5
+    assert Task.objects.filter(next_run_at=due + MINUTE).count() == 5
+
+
+def test_the_document_size_limit_comes_from_max_allowed_packet():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT @@max_allowed_packet")
+        (packet,) = cursor.fetchone()
+
+    rows = Scheduler().rows_per_statement()
+
+    assert 0 < rows * ROW_BYTES < packet
+    assert rows >= 30_000  # the default 16 MiB holds ~150,000: one document per tick
+
+
+def test_the_longest_rows_fit_the_size_the_packet_budget_assumes():
+    prev = datetime(2026, 12, 31, 23, 59, 59, 999999)  # a next run with microseconds: the longest row
+    rows = [(new_id().bytes, prev, "* * * * *", "UTC", 0) for _ in range(2)]
+
+    (document,), _ = _documents(rows, rows_per_statement=10)
+
+    connection.ensure_connection()
+    escaped = connection.connection.escape_string(document)  # as the driver sends it
+    assert len(escaped) <= 2 * ROW_BYTES + 2
+
+
+def test_a_schedule_with_no_next_run_gets_its_due_job_and_then_stops(caplog):
+    due = minute_floor(db_now())
+    broken = make_task(next_run_at=due, cron_expression="61 * * * *")
+    healthy = make_task(next_run_at=due)
+
+    with caplog.at_level(logging.ERROR, logger="workers.scheduler"):
+        result = Scheduler(lookahead_seconds=0).tick()
+
+    assert result.selected == 2
+    assert runs(broken) == [due] and runs(healthy) == [due]
+    broken.refresh_from_db()
+    healthy.refresh_from_db()
+    assert broken.next_run_at is None
+    assert healthy.next_run_at == due + MINUTE
+    assert [r.task_id for r in caplog.records if getattr(r, "event", "") == "schedule_error"] == [broken.id.hex]
+
+
+def test_a_step_logs_the_ticks_size_duration_and_lag(caplog):
+    make_task(next_run_at=minute_floor(db_now()) - 10 * MINUTE)
+
+    with caplog.at_level(logging.INFO, logger="workers.scheduler"):
+        more = Scheduler(lookahead_seconds=0).step()
+
+    assert more is True  # still nine runs behind
+    (record,) = [r for r in caplog.records if getattr(r, "event", "") == "tick"]
+    assert (record.tasks, record.statements) == (1, 3)
+    assert record.seconds > 0
+    assert 600 <= record.lag_seconds < 700
+
+
+def test_bad_settings_are_refused():
+    with pytest.raises(ValueError, match="batch_size"):
+        Scheduler(batch_size=0)
+    with pytest.raises(ValueError, match="lookahead"):
+        Scheduler(lookahead_seconds=-1)

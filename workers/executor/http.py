@@ -1,0 +1,189 @@
+"""The outbound HTTP client: aiohttp's engine (directly, or under httpx's API), dialling through the egress check.
+
+One client per process. httpx's own async transport measured ~20x slower than
+aiohttp here, so both engines run one aiohttp session we build: a
+`VettedConnector` (dial-time SSRF check) with connection limits and
+keep-alive. `trust_env=False` on both layers (a proxy would hide the real
+destination from the check), no redirects (a public endpoint could answer 302
+to an internal URL), the task's timeout over the whole call, and a bounded
+read of the response body. Error texts are tenant-facing: never an address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import aiohttp
+import httpx
+from aiohttp.abc import AbstractResolver
+from httpx_aiohttp import AiohttpTransport
+from multidict import CIMultiDict
+
+from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+
+from .claims import ClaimedJob
+from .dialer import VettedConnector
+from .secrets import SECRET_HEADER, SecretsProvider, SecretUnavailable
+
+logger = logging.getLogger(__name__)
+
+USER_AGENT = "jobsched-executor/1.0"
+RESPONSE_BODY_LIMIT = 4096  # bytes kept for the history
+
+ERROR_TIMEOUT = "timeout"
+ERROR_CONNECTION = "connection failed"
+ERROR_REQUEST = "request failed"
+ERROR_SECRET = "secret unavailable"
+ENGINES = ("httpx", "aiohttp")
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """What one attempt got: a status (any, 3xx included), or an error text."""
+
+    http_status: int | None = None
+    error: str | None = None
+    response_body: str | None = None
+
+
+def delivery_headers(job: ClaimedJob, secrets: SecretsProvider | None) -> CIMultiDict[str]:
+    """The task's headers plus ours; ours win on a clash (the API refuses them anyway)."""
+    headers: CIMultiDict[str] = CIMultiDict(job.headers)
+    headers["Idempotency-Key"] = str(job.id)
+    headers["X-Scheduled-At"] = job.scheduled_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    headers["X-Attempt"] = str(job.attempt)
+    headers["User-Agent"] = USER_AGENT
+    if job.secret_ref:
+        if secrets is None:
+            raise SecretUnavailable("no secrets provider")
+        # Resolved now, at send time: tokens never sit in MySQL.
+        headers[SECRET_HEADER] = secrets.get(job.secret_ref)
+    return headers
+
+
+def _is_connect_failure(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, aiohttp.ClientConnectorError | ConnectionError | httpx.ConnectError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _describe(exc: BaseException) -> str:
+    """A tenant-safe error text for a failed call (aiohttp's messages name addresses)."""
+    # httpx-aiohttp maps every aiohttp connection error to ConnectTimeout: look at the cause.
+    if _is_connect_failure(exc):
+        return ERROR_CONNECTION
+    if isinstance(exc, TimeoutError | httpx.TimeoutException | aiohttp.ServerTimeoutError):
+        return ERROR_TIMEOUT
+    return f"{ERROR_REQUEST} ({type(exc).__name__})"
+
+
+async def _read_bounded(response: httpx.Response, limit: int) -> str:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= limit:
+            break  # the rest is never read: a huge answer costs us `limit` bytes
+    return b"".join(chunks)[:limit].decode("utf-8", errors="replace")
+
+
+class DeliveryClient:
+    """Send jobs' HTTP calls; one per process, closed with `aclose()`.
+
+    `engine="aiohttp"` (the default) calls the aiohttp session directly;
+    `engine="httpx"` sends through httpx's API on the httpx-aiohttp transport.
+    Both dial through the same `VettedConnector` and behave the same (the
+    tests run each on both), but httpx's per-request model objects cost ~0.3 ms
+    of CPU per call: in the benchmark 0.59 ms of executor CPU per job against
+    0.26 ms, which on 2 cores cannot reach 3,000 jobs/s (README, run_executor).
+    """
+
+    def __init__(
+        self,
+        *,
+        policy: EgressPolicy,
+        secrets: SecretsProvider | None = None,
+        max_connections: int = 100,
+        keepalive_seconds: float = 30.0,
+        body_limit: int = RESPONSE_BODY_LIMIT,
+        resolver: AbstractResolver | None = None,
+        engine: str = "aiohttp",
+    ) -> None:
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}")
+        self.engine = engine
+        self._policy = policy
+        self._secrets = secrets
+        self._body_limit = body_limit
+        self._session: aiohttp.ClientSession | None = None
+
+        def open_session() -> aiohttp.ClientSession:
+            # Built lazily, inside the running event loop.
+            self._session = aiohttp.ClientSession(
+                connector=VettedConnector(
+                    policy=policy, resolver=resolver, limit=max_connections, keepalive_timeout=keepalive_seconds
+                ),
+                trust_env=False,  # no proxy from the environment: the check must see the real destination
+            )
+            return self._session
+
+        self._open_session: Callable[[], aiohttp.ClientSession] = open_session
+        self._client = httpx.AsyncClient(
+            transport=AiohttpTransport(client=open_session),
+            trust_env=False,
+            follow_redirects=False,
+            timeout=None,  # the task's timeout is applied to the whole call below
+        )
+
+    async def send(self, job: ClaimedJob) -> Delivery:
+        """Make the job's call once; never raises for anything the endpoint or network does."""
+        try:
+            headers = delivery_headers(job, self._secrets)
+        except SecretUnavailable:
+            return Delivery(error=ERROR_SECRET)
+        content = job.body.encode() if job.body else None
+        try:
+            async with asyncio.timeout(job.timeout_seconds):
+                if self.engine == "aiohttp":
+                    return await self._send_aiohttp(job, headers, content)
+                return await self._send_httpx(job, headers, content)
+        except EgressDenied as exc:
+            # The reason (which may name addresses) is for operators; the tenant sees the generic text.
+            logger.warning(
+                "egress refused at dial time",
+                extra={"event": "egress_denied", "job_id": str(job.id), "reason": exc.reason},
+            )
+            return Delivery(error=GENERIC_MESSAGE)
+        except (httpx.HTTPError, aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+            return Delivery(error=_describe(exc))
+
+    async def _send_httpx(self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None) -> Delivery:
+        async with self._client.stream(job.method, job.url, headers=list(headers.items()), content=content) as response:
+            body = await _read_bounded(response, self._body_limit)
+            return Delivery(http_status=response.status_code, response_body=body)
+
+    async def _send_aiohttp(self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None) -> Delivery:
+        session = self._session or self._open_session()
+        async with session.request(job.method, job.url, headers=headers, data=content, allow_redirects=False) as resp:
+            chunks: list[bytes] = []
+            size = 0
+            while size < self._body_limit:
+                chunk = await resp.content.read(self._body_limit - size)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            body = b"".join(chunks).decode("utf-8", errors="replace")
+            return Delivery(http_status=resp.status, response_body=body)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()  # closes the session through the transport
+        if self._session is not None and not self._session.closed:
+            await self._session.close()

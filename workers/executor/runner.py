@@ -1,0 +1,407 @@
+"""The executor process: claim, park each job on its own timer, fire on its second, record.
+
+One asyncio loop runs the HTTP calls. The database work is blocking
+(mysqlclient), so it runs on two single-thread pools, each with its own
+connection: one for claims, one for result writes, so a slow write never
+delays a claim and the event loop never waits on MySQL.
+
+- Claims: up to the free slots (concurrency - jobs held), up to one poll
+  interval ahead; a full claim is followed by another as soon as enough slots
+  free up, a short one by a poll-interval sleep.
+- Each claimed job waits on a `loop.call_at` timer set from the database's
+  clock (`next_attempt_at - NOW(3)` at the claim), so worker clock skew does not
+  move the fire time.
+- Results queue up and are written in batches behind their fences.
+- SIGTERM: stop claiming; parked and in-flight jobs get until the grace period
+  ends (parked ones are due within one poll, which is shorter); what is still
+  running then is cancelled and left to the reconciler (its lease expires);
+  queued results are flushed; exit.
+- The database dropping mid-run is survived: claims and writes back off and
+  retry on a fresh connection. Nothing fires without a committed claim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import resource
+import signal
+import socket
+import statistics
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from django.db import connection
+from django.db.utils import InterfaceError, OperationalError
+
+from .claims import ClaimedJob, claim_due_jobs
+from .http import DeliveryClient
+from .results import JobResult, Outcome, WriteReport, decide, record_results
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_DB_BACKOFF_SECONDS = 30.0
+RESULT_FLUSH_RESERVE_SECONDS = 5.0
+MAX_LATENESS_SAMPLES = 100_000
+
+
+def default_worker_id() -> str:
+    """The pod (host) name and pid: unique per process, readable in the jobs table."""
+    return f"{os.environ.get('POD_NAME') or socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    worker_id: str
+    concurrency: int = 200
+    poll_seconds: float = 1.0
+    grace_seconds: float = 30.0
+    result_batch_max: int = 500
+    result_flush_seconds: float = 0.02
+    metrics_every_seconds: float = 10.0
+
+    @property
+    def claim_min(self) -> int:
+        """Claim again only when this many slots are free (tiny claims waste the database)."""
+        return max(1, self.concurrency // 10)
+
+
+@dataclass
+class Metrics:
+    claimed: int = 0
+    fired: int = 0
+    succeeded: int = 0
+    retried: int = 0
+    dead: int = 0
+    dropped: int = 0
+    lateness: list[float] = field(default_factory=list)
+
+    def add(self, other: Metrics) -> None:
+        for name in ("claimed", "fired", "succeeded", "retried", "dead", "dropped"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.lateness.extend(other.lateness)
+        del self.lateness[:-MAX_LATENESS_SAMPLES]  # a long-running process keeps the recent ones
+
+    def fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "claimed": self.claimed,
+            "fired": self.fired,
+            "succeeded": self.succeeded,
+            "retried": self.retried,
+            "dead": self.dead,
+            "dropped": self.dropped,
+        }
+        if self.lateness:
+            ordered = sorted(self.lateness)
+            out["lateness_p50"] = round(statistics.median(ordered), 3)
+            out["lateness_p95"] = round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 3)
+            out["lateness_max"] = round(ordered[-1], 3)
+        return out
+
+
+def _in_db_thread(fn: Callable[..., T], **kwargs: Any) -> T:
+    """Run on a DB pool thread; a dropped connection is closed so the next call reconnects."""
+    try:
+        return fn(**kwargs)
+    except (OperationalError, InterfaceError):
+        connection.close()
+        raise
+
+
+class Executor:
+    """One executor process; `await run()` until stopped (SIGTERM or `request_stop`)."""
+
+    def __init__(self, config: ExecutorConfig, *, client: DeliveryClient) -> None:
+        self.config = config
+        self.client = client
+        self.metrics = Metrics()
+        self.totals = Metrics()
+        self._held = 0  # claimed jobs not yet answered: parked on a timer or in flight
+        self._timers: dict[Any, asyncio.TimerHandle] = {}
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._results: list[JobResult] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._slots_freed: asyncio.Event | None = None
+        self._results_ready: asyncio.Event | None = None
+        self._writer_closing = False
+        self._claim_pool = ThreadPoolExecutor(1, thread_name_prefix="executor-claims")
+        self._result_pool = ThreadPoolExecutor(1, thread_name_prefix="executor-results")
+
+    # -- control ---------------------------------------------------------------
+
+    def request_stop(self) -> None:
+        """Stop claiming and wind down; safe from any thread or a signal handler."""
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None:
+            loop.call_soon_threadsafe(stopping.set)
+
+    def install_signal_handlers(self) -> None:
+        assert self._loop is not None
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self._loop.add_signal_handler(signum, self._on_signal, signum)
+
+    def _on_signal(self, signum: int) -> None:
+        logger.info("stop requested", extra={"event": "stop_requested", "signal": signal.Signals(signum).name})
+        assert self._stopping is not None
+        self._stopping.set()
+
+    # -- the process -----------------------------------------------------------
+
+    async def run(self, *, install_signals: bool = False, started: Callable[[], None] | None = None) -> Metrics:
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        self._slots_freed = asyncio.Event()
+        self._results_ready = asyncio.Event()
+        if install_signals:
+            self.install_signal_handlers()
+        logger.info(
+            "executor started",
+            extra={
+                "event": "start",
+                "worker_id": self.config.worker_id,
+                "concurrency": self.config.concurrency,
+                "poll_seconds": self.config.poll_seconds,
+                "grace_seconds": self.config.grace_seconds,
+            },
+        )
+        claimer = asyncio.create_task(self._claim_loop())
+        writer = asyncio.create_task(self._result_writer())
+        reporter = asyncio.create_task(self._report_loop())
+        if started is not None:
+            started()
+        try:
+            await self._stopping.wait()
+            await claimer  # it finishes the claim in progress, so no committed claim is lost
+            await self._drain(self._loop.time() + self.config.grace_seconds)
+            self._writer_closing = True
+            self._results_ready.set()
+            try:
+                await asyncio.wait_for(writer, RESULT_FLUSH_RESERVE_SECONDS)
+            except TimeoutError:
+                logger.error(
+                    "results not written before exit; the reconciler will return these jobs",
+                    extra={"event": "results_abandoned", "results": len(self._results)},
+                )
+        finally:
+            reporter.cancel()
+            for task in (claimer, writer, reporter):
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(claimer, writer, reporter, return_exceptions=True)
+            await self.client.aclose()
+            await self._close_db_threads()
+            self._flush_metrics()
+            usage = resource.getrusage(resource.RUSAGE_SELF)
+            cpu = usage.ru_utime + usage.ru_stime
+            logger.info(
+                "executor stopped",
+                extra={
+                    "event": "stop",
+                    "worker_id": self.config.worker_id,
+                    "cpu_seconds": round(cpu, 3),
+                    "cpu_ms_per_fired": round(1000 * cpu / self.totals.fired, 3) if self.totals.fired else None,
+                    **self.totals.fields(),
+                },
+            )
+        return self.totals
+
+    async def _close_db_threads(self) -> None:
+        loop = asyncio.get_running_loop()
+        for pool in (self._claim_pool, self._result_pool):
+            with contextlib.suppress(Exception):
+                await loop.run_in_executor(pool, connection.close)
+            pool.shutdown(wait=False)
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep, but wake at once when a stop is requested."""
+        assert self._stopping is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), max(0.0, seconds))
+
+    # -- claiming --------------------------------------------------------------
+
+    async def _claim_loop(self) -> None:
+        assert self._loop is not None and self._stopping is not None and self._slots_freed is not None
+        config = self.config
+        backoff = 0.0
+        while not self._stopping.is_set():
+            free = config.concurrency - self._held
+            if free < config.claim_min:
+                self._slots_freed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._slots_freed.wait(), config.poll_seconds)
+                continue
+            before = self._loop.time()
+            try:
+                jobs = await self._loop.run_in_executor(
+                    self._claim_pool,
+                    functools.partial(
+                        _in_db_thread,
+                        claim_due_jobs,
+                        worker_id=config.worker_id,
+                        limit=free,
+                        lookahead_seconds=config.poll_seconds,
+                    ),
+                )
+            except (OperationalError, InterfaceError) as exc:
+                backoff = min(MAX_DB_BACKOFF_SECONDS, max(0.5, backoff * 2))
+                logger.warning(
+                    "database unavailable for claims, retrying",
+                    extra={
+                        "event": "db_unavailable",
+                        "worker_id": config.worker_id,
+                        "retry_in": backoff,
+                        "error": str(exc),
+                    },
+                )
+                await self._sleep(backoff)
+                continue
+            backoff = 0.0
+            after = self._loop.time()
+            for job in jobs:
+                self._park(job, claimed_before=before, claimed_after=after)
+            self.metrics.claimed += len(jobs)
+            if len(jobs) < free:
+                await self._sleep(config.poll_seconds)  # nothing more is due within the lookahead
+
+    def _park(self, job: ClaimedJob, *, claimed_before: float, claimed_after: float) -> None:
+        assert self._loop is not None
+        self._held += 1
+        # Fire no earlier than the job's time on the database clock (the claim ended after NOW(3) was read).
+        when = claimed_after + max(0.0, job.due_in)
+        self._timers[job.id] = self._loop.call_at(when, self._fire, job, claimed_before)
+
+    def _fire(self, job: ClaimedJob, claimed_before: float) -> None:
+        assert self._loop is not None
+        self._timers.pop(job.id, None)
+        now = self._loop.time()
+        # Lateness on the database clock: how far past next_attempt_at we fire, plus how far that is past scheduled_at.
+        late = (now - claimed_before - job.due_in) + (job.next_attempt_at - job.scheduled_at).total_seconds()
+        self.metrics.fired += 1
+        self.metrics.lateness.append(max(0.0, late))
+        task = self._loop.create_task(self._deliver(job))
+        self._inflight.add(task)
+        task.add_done_callback(self._inflight.discard)
+
+    async def _deliver(self, job: ClaimedJob) -> None:
+        assert self._slots_freed is not None and self._results_ready is not None
+        try:
+            delivery = await self.client.send(job)
+            result = decide(
+                job_id=job.id,
+                attempt=job.attempt,
+                max_attempts=job.max_attempts,
+                backoff_base_seconds=job.backoff_base_seconds,
+                http_status=delivery.http_status,
+                error=delivery.error,
+                response_body=delivery.response_body,
+            )
+            self._results.append(result)
+            self._results_ready.set()
+        finally:
+            self._held -= 1
+            self._slots_freed.set()
+
+    # -- shutting down ----------------------------------------------------------
+
+    async def _drain(self, deadline: float) -> None:
+        """Let parked and in-flight jobs finish until `deadline`; cancel the rest."""
+        assert self._loop is not None and self._slots_freed is not None
+        logger.info("draining", extra={"event": "drain", "held": self._held, "worker_id": self.config.worker_id})
+        while self._held > 0 and self._loop.time() < deadline:
+            self._slots_freed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._slots_freed.wait(), deadline - self._loop.time())
+        if self._held == 0:
+            return
+        # Past the grace period: these claims stay 'running' until their leases expire,
+        # then the reconciler returns them (the attempt is already counted).
+        abandoned = len(self._timers) + len(self._inflight)
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        for task in list(self._inflight):
+            task.cancel()
+        await asyncio.gather(*self._inflight, return_exceptions=True)
+        logger.warning(
+            "grace period over; unfinished jobs left to the reconciler",
+            extra={"event": "abandoned", "jobs": abandoned, "worker_id": self.config.worker_id},
+        )
+
+    # -- results ----------------------------------------------------------------
+
+    async def _result_writer(self) -> None:
+        assert self._loop is not None and self._results_ready is not None
+        config = self.config
+        backoff = 0.0
+        while True:
+            if not self._results:
+                if self._writer_closing:
+                    return
+                self._results_ready.clear()
+                await self._results_ready.wait()
+                continue
+            if len(self._results) < config.result_batch_max and not self._writer_closing:
+                await asyncio.sleep(config.result_flush_seconds)  # gather results finishing together
+            batch = self._results[: config.result_batch_max]
+            del self._results[: config.result_batch_max]
+            try:
+                report: WriteReport = await self._loop.run_in_executor(
+                    self._result_pool,
+                    functools.partial(_in_db_thread, record_results, worker_id=config.worker_id, results=batch),
+                )
+            except (OperationalError, InterfaceError) as exc:
+                self._results[:0] = batch  # retry; past the lease the fence drops them, which is right
+                backoff = min(MAX_DB_BACKOFF_SECONDS, max(0.5, backoff * 2))
+                logger.warning(
+                    "database unavailable for results, retrying",
+                    extra={
+                        "event": "db_unavailable",
+                        "worker_id": config.worker_id,
+                        "retry_in": backoff,
+                        "results": len(self._results),
+                        "error": str(exc),
+                    },
+                )
+                await asyncio.sleep(backoff)
+                continue
+            backoff = 0.0
+            for result in report.written:
+                if result.outcome is Outcome.SUCCEEDED:
+                    self.metrics.succeeded += 1
+                elif result.outcome is Outcome.RETRY:
+                    self.metrics.retried += 1
+                else:
+                    self.metrics.dead += 1
+            self.metrics.dropped += len(report.dropped)
+
+    # -- metrics ----------------------------------------------------------------
+
+    async def _report_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.metrics_every_seconds)
+            self._flush_metrics()
+
+    def _flush_metrics(self) -> None:
+        window, self.metrics = self.metrics, Metrics()
+        self.totals.add(window)
+        if window.claimed or window.fired or window.dropped:
+            logger.info(
+                "executor metrics",
+                extra={
+                    "event": "metrics",
+                    "worker_id": self.config.worker_id,
+                    "held": self._held,
+                    "at": round(time.time(), 3),
+                    **window.fields(),
+                },
+            )

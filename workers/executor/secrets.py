@@ -1,0 +1,75 @@
+"""Credentials named by a task's `secret_ref`, resolved at send time.
+
+A port (`SecretsProvider`) so tokens never sit in MySQL: the task stores only a
+name. The default adapter reads a mounted directory (one file per secret, as
+Kubernetes mounts a Secret) and falls back to the environment
+(`JOBSCHED_SECRET_<NAME>`, the name upper-cased with non-alphanumerics as `_`).
+The secret's value is sent as the `Authorization` header, e.g. `Bearer abc`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+SECRET_HEADER = "Authorization"
+ENV_PREFIX = "JOBSCHED_SECRET_"
+# A name, never a path: no separators, no leading dot (no "..", no hidden files).
+_REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
+MAX_SECRET_BYTES = 8192
+
+
+class SecretUnavailable(Exception):
+    """The named secret does not exist or is unusable; the attempt fails (and retries)."""
+
+
+class SecretsProvider:
+    """Port: return the value of the secret named `ref`, or raise SecretUnavailable."""
+
+    def get(self, ref: str) -> str:
+        raise NotImplementedError
+
+
+class InMemorySecrets(SecretsProvider):
+    """A fake for tests and development."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self._values = dict(values)
+
+    def get(self, ref: str) -> str:
+        try:
+            return self._values[ref]
+        except KeyError:
+            raise SecretUnavailable(ref) from None
+
+
+class MountedSecrets(SecretsProvider):
+    """Read `<directory>/<ref>`, else the environment variable for `ref`."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> None:
+        self._directory = Path(directory) if directory else None
+        self._environ = os.environ if environ is None else environ
+
+    def get(self, ref: str) -> str:
+        if not _REF.fullmatch(ref):
+            raise SecretUnavailable("malformed secret_ref")
+        value: str | None = None
+        if self._directory is not None:
+            try:
+                raw = (self._directory / ref).read_bytes()[: MAX_SECRET_BYTES + 1]
+                value = raw.decode("ascii")
+            except FileNotFoundError:
+                value = None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SecretUnavailable(f"unreadable secret: {type(exc).__name__}") from None
+        if value is None:
+            value = self._environ.get(ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", ref).upper())
+        if value is None:
+            raise SecretUnavailable("secret not found")
+        value = value.strip()
+        # A header value must be one visible line: a newline would inject headers.
+        if not value or len(value) > MAX_SECRET_BYTES or not all(" " <= c <= "~" for c in value):
+            raise SecretUnavailable("secret is empty or not a single printable line")
+        return value

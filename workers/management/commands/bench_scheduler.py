@@ -1,0 +1,373 @@
+"""Benchmark the scheduler: N tasks all due at the same second, how fast do their jobs exist?
+
+Runs on a dedicated database (created and migrated if missing, its tables emptied before
+each run). Each run inserts the tasks far in the future, starts the scheduler(s) and waits
+until they idle, then makes every task due at the next whole second D (one UPDATE) and
+polls the jobs table until all N jobs exist: "seconds" is the database's clock at that poll
+minus D. Setups: one scheduler in this process (the real loop in a thread), then each count
+in --schedulers as real `manage.py run_scheduler` processes; each setup runs --repeat times
+and reports its median. Figures go to stdout and JSON. The schedulers run with lookahead 0,
+so the time measured is the work, not jobs made ahead of their second.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import MySQLdb
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+
+from jobsched_project.ids import new_id
+from workers.loop import StopFlag, WorkerLoop
+from workers.scheduler import Scheduler
+
+TARGET_JOBS_PER_SECOND = 10_000
+# Two schedulers serialise on the row locks, so equal speed is the expectation; timing on a
+# shared 2-core machine varies by a few percent between runs.
+TWO_VS_ONE_TOLERANCE = 0.10
+CRONS = ("* * * * *", "*/5 * * * *", "0 * * * *", "30 9 * * 1-5")
+ZONES = ("UTC", "Europe/Madrid", "America/New_York")
+INSERT_CHUNK = 5_000
+IDLE_SECONDS = 0.05
+POLL_SECONDS = 0.02
+LEAD_SECONDS = 1.0
+FAR_FUTURE = datetime(2100, 1, 1)
+TASK_COLUMNS = (
+    "id, tenant_id, name, http_url, http_method, http_headers, http_body, cron_expression, timezone, "
+    "timeout_seconds, max_attempts, backoff_base_seconds, priority, status, version, next_run_at, "
+    "created_at, updated_at"
+)
+TASK_ROW = "(%s, %s, %s, %s, 'POST', '{}', %s, %s, %s, 30, 5, 10, 5, 'active', 1, %s, NOW(6), NOW(6))"
+
+
+class Command(BaseCommand):
+    help = "Time how fast the scheduler turns N tasks due at the same second into jobs; write .bench/scheduler.json."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tasks", type=int, default=30_000)
+        parser.add_argument("--tenants", type=int, default=10)
+        parser.add_argument("--batch-size", type=int, default=1000, help="the scheduler's batch (default as shipped)")
+        parser.add_argument(
+            "--schedulers",
+            default="1,2",
+            help="comma-separated process counts to run after the in-process run (default 1,2)",
+        )
+        parser.add_argument("--repeat", type=int, default=3, help="runs of each setup; figures are the median")
+        parser.add_argument("--database", default="jobsched_bench", help="dedicated database, emptied between runs")
+        parser.add_argument("--output", default=".bench/scheduler.json")
+
+    def handle(self, *args, **options):
+        tasks, batch_size = options["tasks"], options["batch_size"]
+        if min(tasks, batch_size, options["tenants"], options["repeat"]) < 1:
+            raise CommandError("--tasks, --tenants, --batch-size and --repeat must be positive")
+        try:
+            process_counts = [int(count) for count in options["schedulers"].split(",") if count.strip()]
+        except ValueError as exc:
+            raise CommandError("--schedulers: comma-separated integers, e.g. 1,2") from exc
+        if any(count < 1 for count in process_counts):
+            raise CommandError("--schedulers: counts must be positive")
+        database = _use_bench_database(options["database"])
+        load_before = list(os.getloadavg())
+        self.stdout.write(
+            f"bench_scheduler: {tasks} tasks, {options['tenants']} tenants, batch {batch_size}, lookahead 0, "
+            f"database {database} (machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f})"
+        )
+
+        # Alternate the setups within each round, so a burst of load elsewhere hits them alike.
+        setups: list[int | None] = [None, *process_counts]
+        samples: dict[int | None, list[dict]] = {setup: [] for setup in setups}
+        for _ in range(options["repeat"]):
+            for setup in setups:
+                samples[setup].append(self._run(setup, options))
+        runs = [_median_run(samples[setup]) for setup in setups]
+        for run in runs:
+            self.stdout.write(
+                f"median {run['label']:<28} last job after {run['seconds']:6.3f} s  {run['jobs_per_second']:>7} jobs/s"
+                f"  statements/tick {run['statements_per_tick']}"
+            )
+
+        by_processes = {run["processes"]: run for run in runs if run["mode"] == "processes"}
+        one, two = by_processes.get(1), by_processes.get(2)
+        report = {
+            "when": datetime.now(UTC).isoformat(timespec="seconds"),
+            "tasks": tasks,
+            "tenants": options["tenants"],
+            "batch_size": batch_size,
+            "lookahead_seconds": 0,
+            "idle_seconds": IDLE_SECONDS,
+            "poll_seconds": POLL_SECONDS,
+            "database": database,
+            "server": _server_version(),
+            "cpus": os.cpu_count(),
+            "load_average_before": load_before,
+            "load_average_after": list(os.getloadavg()),
+            "target_jobs_per_second": TARGET_JOBS_PER_SECOND,
+            "repeat": options["repeat"],
+            "runs": runs,
+            "meets_target": all(
+                run["jobs_per_second"] >= TARGET_JOBS_PER_SECOND for run in runs if run["schedulers"] == 1
+            ),
+            "two_vs_one_seconds_ratio": round(two["seconds"] / one["seconds"], 3) if one and two else None,
+            "two_no_slower_than_one": (two["seconds"] <= one["seconds"] * (1 + TWO_VS_ONE_TOLERANCE))
+            if one and two
+            else None,
+            "two_vs_one_tolerance": TWO_VS_ONE_TOLERANCE,
+        }
+        output = Path(options["output"])
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(report, indent=2) + "\n")
+        verdict = "met" if report["meets_target"] else "MISSED"
+        self.stdout.write(f"target >= {TARGET_JOBS_PER_SECOND} jobs/s with one scheduler: {verdict}")
+        if report["two_vs_one_seconds_ratio"] is not None:
+            verdict = "no slower" if report["two_no_slower_than_one"] else "SLOWER"
+            self.stdout.write(
+                f"two processes vs one: {report['two_vs_one_seconds_ratio']}x the time "
+                f"({verdict}, tolerance {TWO_VS_ONE_TOLERANCE:.0%})"
+            )
+        self.stdout.write(f"wrote {output}")
+
+    def _run(self, processes: int | None, options) -> dict:
+        """One run: in-process when `processes` is None, else that many run_scheduler processes."""
+        tasks, batch_size = options["tasks"], options["batch_size"]
+        _reset_tables()
+        _insert_tasks(tasks, options["tenants"])
+        runner: _InProcessScheduler | _SchedulerProcesses
+        if processes is None:
+            mode, count = "in-process", 1
+            runner = _InProcessScheduler(batch_size)
+        else:
+            mode, count = "processes", processes
+            runner = _SchedulerProcesses(processes, batch_size)
+        runner.start()
+        try:
+            due = _make_all_due()
+            finished, polls = _wait_for_jobs(tasks, due, timeout=max(60.0, tasks / 500))
+        finally:
+            ticks, statements = runner.stop()
+        jobs, distinct, left_behind = _check_jobs(due)
+        seconds = (finished - due).total_seconds()
+        run = {
+            "mode": mode,
+            "schedulers": count,
+            "processes": processes,
+            "seconds": round(seconds, 3),
+            "jobs_per_second": round(tasks / seconds) if seconds > 0 else None,
+            "ticks": ticks,
+            "statements_per_tick": sorted(set(statements)),
+            "jobs": jobs,
+            "distinct_task_scheduled_at": distinct,
+            "tasks_not_advanced": left_behind,
+            "polls": polls,
+        }
+        label = "in-process, 1 scheduler" if processes is None else f"{processes} scheduler process(es)"
+        run["label"] = label
+        self.stdout.write(
+            f"  {label:<28} last job after {seconds:6.3f} s  {run['jobs_per_second']:>7} jobs/s  "
+            f"{ticks} ticks  statements/tick {run['statements_per_tick']}  jobs {jobs} distinct {distinct}"
+        )
+        if not (jobs == distinct == tasks and left_behind == 0):
+            raise CommandError(f"{label}: expected exactly {tasks} distinct jobs, got {jobs} ({distinct} distinct)")
+        return run
+
+
+def _median_run(samples: list[dict]) -> dict:
+    """The sample with the median time, carrying every sample's seconds."""
+    ordered = sorted(samples, key=lambda run: run["seconds"])
+    return {**ordered[(len(ordered) - 1) // 2], "samples_seconds": [run["seconds"] for run in samples]}
+
+
+def _use_bench_database(name: str) -> str:
+    """Point the default connection at the benchmark database, created and migrated if missing."""
+    if "bench" not in name or not name.replace("_", "").isalnum():
+        raise CommandError(f"--database: {name!r} is emptied between runs, so its name must contain 'bench'")
+    db = settings.DATABASES["default"]
+    server = MySQLdb.connect(
+        host=db["HOST"] or "127.0.0.1", port=int(db["PORT"] or 3306), user=db["USER"], password=db["PASSWORD"] or ""
+    )
+    with server.cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+    server.close()
+    connection.close()
+    db["NAME"] = name
+    connection.settings_dict["NAME"] = name
+    call_command("migrate", verbosity=0, interactive=False)
+    return name
+
+
+def _server_version() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT VERSION()")
+        return cursor.fetchone()[0]
+
+
+def _reset_tables() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE TABLE jobs")
+        cursor.execute("TRUNCATE TABLE tasks")
+
+
+def _insert_tasks(count: int, tenants: int) -> None:
+    """Multi-row INSERTs of `count` active tasks across tenants, crons and zones, not yet due."""
+    with connection.cursor() as cursor:
+        for start in range(0, count, INSERT_CHUNK):
+            size = min(INSERT_CHUNK, count - start)
+            params: list = []
+            for n in range(start, start + size):
+                params += (
+                    new_id().bytes,
+                    f"bench-tenant-{n % tenants}",
+                    f"bench task {n}",
+                    f"https://example.com/hook/{n % 97}",
+                    f'{{"n": {n}}}',
+                    CRONS[n % len(CRONS)],
+                    ZONES[n % len(ZONES)],
+                    FAR_FUTURE,
+                )
+            cursor.execute(f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES {', '.join([TASK_ROW] * size)}", params)
+
+
+def _make_all_due() -> datetime:
+    """Make every task due at the next whole second at least LEAD_SECONDS away; return it (naive UTC)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT NOW(6)")
+        now = cursor.fetchone()[0]
+        due = (now + timedelta(seconds=LEAD_SECONDS + 1)).replace(microsecond=0)
+        cursor.execute("UPDATE tasks SET next_run_at = %s", [due])
+        cursor.execute("SELECT NOW(6)")
+        if cursor.fetchone()[0] >= due:
+            raise CommandError("making the tasks due took longer than the lead time; the machine is too busy")
+    return due
+
+
+def _wait_for_jobs(count: int, due: datetime, *, timeout: float) -> tuple[datetime, int]:
+    """Poll until `count` jobs exist; the database's clock at that poll, and the number of polls."""
+    deadline = time.monotonic() + timeout
+    polls = 0
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute("SELECT COUNT(*), NOW(6) FROM jobs")
+            jobs, now = cursor.fetchone()
+            polls += 1
+            if jobs >= count:
+                return now, polls
+            time.sleep(POLL_SECONDS)
+    raise CommandError(f"only {jobs} of {count} jobs after {timeout:.0f} s")
+
+
+def _check_jobs(due: datetime) -> tuple[int, int, int]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COUNT(*), COUNT(DISTINCT task_id, scheduled_at) FROM jobs")
+        jobs, distinct = cursor.fetchone()
+        cursor.execute("SELECT COUNT(*) FROM tasks WHERE next_run_at <= %s", [due])
+        (left_behind,) = cursor.fetchone()
+    return jobs, distinct, left_behind
+
+
+class _InProcessScheduler:
+    """The real loop in a thread (its own connection), counting statements per busy tick."""
+
+    def __init__(self, batch_size: int) -> None:
+        self.scheduler = Scheduler(batch_size=batch_size, lookahead_seconds=0)
+        self.stop_flag = StopFlag()
+        self.statements: list[int] = []
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="bench-scheduler", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+        if not self.ready.wait(30):
+            raise CommandError("the in-process scheduler did not start")
+
+    def stop(self) -> tuple[int, list[int]]:
+        self.stop_flag.set()
+        self.thread.join(30)
+        return len(self.statements), self.statements
+
+    def _run(self) -> None:
+        self.scheduler.rows_per_statement()
+        self.ready.set()
+        WorkerLoop("bench-scheduler", self._counted_step, idle_seconds=IDLE_SECONDS, stop=self.stop_flag).run()
+        connection.close()
+
+    def _counted_step(self) -> bool:
+        executed = []
+
+        def count(execute, sql, params, many, context):
+            executed.append(sql)
+            return execute(sql, params, many, context)
+
+        with connection.execute_wrapper(count):
+            more = self.scheduler.step()
+        if len(executed) > 1:  # a tick that found tasks
+            self.statements.append(len(executed))
+        return more
+
+
+class _SchedulerProcesses:
+    """`processes` real `manage.py run_scheduler` processes on the bench database."""
+
+    def __init__(self, processes: int, batch_size: int) -> None:
+        db = settings.DATABASES["default"]
+        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{db['NAME']}",
+            "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "jobsched_project.settings"),
+            "LOG_LEVEL": "INFO",
+        }
+        self.command = [
+            sys.executable,
+            str(Path(settings.BASE_DIR) / "manage.py"),
+            "run_scheduler",
+            "--batch-size",
+            str(batch_size),
+            "--lookahead",
+            "0",
+            "--idle",
+            str(IDLE_SECONDS),
+        ]
+        self.count = processes
+        self.children: list[subprocess.Popen] = []
+
+    def start(self) -> None:
+        for _ in range(self.count):
+            child = subprocess.Popen(
+                self.command, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            )
+            self.children.append(child)
+        for child in self.children:  # each logs event=start once its loop runs
+            assert child.stderr is not None
+            line = child.stderr.readline()
+            while line and "event=start" not in line:
+                line = child.stderr.readline()
+            if not line:
+                raise CommandError(f"a run_scheduler process exited early: {child.wait()}")
+
+    def stop(self) -> tuple[int, list[int]]:
+        statements: list[int] = []
+        for child in self.children:
+            child.terminate()
+        for child in self.children:
+            try:
+                _, stderr = child.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                _, stderr = child.communicate()
+            if os.environ.get("BENCH_SCHEDULER_LOG"):
+                with open(os.environ["BENCH_SCHEDULER_LOG"], "a") as log:
+                    log.write(stderr)
+            for line in stderr.splitlines():
+                if " event=tick " in line:
+                    fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+                    statements.append(int(fields["statements"]))
+        return len(statements), statements

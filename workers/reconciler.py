@@ -1,0 +1,40 @@
+"""The reconciler: return jobs whose lease expired to the queue (or the DLQ at the limit).
+
+The other half of the lease: an executor that died or hung leaves its jobs
+'running'; once `lease_expires_at` (the job's time + timeout + 30 s) has passed,
+one guarded UPDATE per sweep takes them back. It never adds an attempt: the
+claim counted it already.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import connection
+
+from jobs.sql import QUERIES
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SWEEP_LIMIT = 1000
+
+
+def sweep_expired_leases(*, limit: int = DEFAULT_SWEEP_LIMIT) -> int:
+    """One sweep of at most `limit` rows (autocommit: one short statement); returns how many."""
+    with connection.cursor() as cursor:
+        cursor.execute(QUERIES["reconcile_expired_leases"], [limit])
+        return cursor.rowcount
+
+
+def reconcile_step(*, limit: int = DEFAULT_SWEEP_LIMIT, max_sweeps: int = 100) -> bool:
+    """Sweep while each sweep fills the limit; True (busy) when the last one was full."""
+    total = 0
+    sweeps = 0
+    returned = limit
+    while returned >= limit and sweeps < max_sweeps:
+        returned = sweep_expired_leases(limit=limit)
+        total += returned
+        sweeps += 1
+    if total:
+        logger.info("expired leases returned", extra={"event": "reconcile", "jobs": total, "sweeps": sweeps})
+    return returned >= limit
