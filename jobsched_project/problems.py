@@ -10,6 +10,7 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -66,6 +67,9 @@ def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
+    elif isinstance(exc, RequestDataTooBig):
+        # Django raises this while DRF reads the body; unhandled it would be an HTML 400.
+        exc = Problem(413, "content-too-large", "The request body is too large.")
     response = exception_handler(exc, context)
     if response is None:
         return None  # a real bug: let Django's 500 handler answer
@@ -80,11 +84,15 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
             status.HTTP_400_BAD_REQUEST, detail or "invalid request", slug="validation-error", errors=fields
         )
     else:
-        detail = exc.detail if isinstance(exc, exceptions.APIException) else str(exc)
-        body = problem_body(response.status_code, str(detail))
+        detail = str(exc.detail) if isinstance(exc, exceptions.APIException) else str(exc)
+        body = problem_body(response.status_code, detail)
     response.data = body
     response.content_type = PROBLEM_CONTENT_TYPE
     return response
+
+
+def bad_request_handler(request, exception=None) -> JsonResponse:
+    return problem_response(400, "The request could not be read.")
 
 
 def not_found_handler(request, exception=None) -> JsonResponse:

@@ -153,7 +153,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "jobsched_project.problems.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["jobsched_project.parsers.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_AUTHENTICATION_CLASSES": ["jobsched_project.auth.TenantJWTAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["jobsched_project.auth.IsTenant"],

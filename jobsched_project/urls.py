@@ -13,5 +13,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
+handler400 = "jobsched_project.problems.bad_request_handler"
 handler404 = "jobsched_project.problems.not_found_handler"
 handler500 = "jobsched_project.problems.server_error_handler"

@@ -10,12 +10,10 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
-from django.contrib.admin.options import ShowFacets
-from django.db.models import Q
 
 from jobs import console
-from jobs.admin import InputListFilter, masked_headers_block, preformatted
-from jobsched_project.ids import parse_id
+from jobs.admin import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
+from tasks import services
 from tasks.models import Task
 
 
@@ -35,16 +33,13 @@ class TaskTenantFilter(InputListFilter):
 
 
 @admin.register(Task)
-class TaskAdmin(admin.ModelAdmin):
+class TaskAdmin(BoundedReadOnlyAdmin):
     list_display = ("name", "tenant_id", "status", "schedule", "next_run_at", "version", "updated_at")
     list_filter = (TaskTenantFilter, "status")
-    search_fields = ("name",)  # the search itself is get_search_results
+    search_fields = ("name",)  # shows the search box; the search itself is get_search_results
     search_help_text = "A task id (exact UUID), or text in the name."
+    text_search = "name__icontains"
     ordering = ("-id",)
-    list_per_page = 50
-    show_full_result_count = False
-    show_facets = ShowFacets.NEVER
-    paginator = console.CappedCountPaginator
     actions = ["pause_selected", "resume_selected"]
 
     readonly_fields = ("schedule", "masked_http_url", "masked_http_headers", "masked_http_body")
@@ -57,15 +52,6 @@ class TaskAdmin(admin.ModelAdmin):
         ),
         ("Retries", {"fields": ("timeout_seconds", "max_attempts", "backoff_base_seconds")}),
     )
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def has_pause_permission(self, request) -> bool:
         return request.user.has_perm("tasks.change_task")
@@ -88,15 +74,6 @@ class TaskAdmin(admin.ModelAdmin):
     def masked_http_body(self, obj: Task):
         return preformatted(console.mask_body(obj.http_body))
 
-    def get_search_results(self, request, queryset, search_term):
-        term = search_term.strip()
-        if not term:
-            return queryset, False
-        as_id = parse_id(term)
-        if as_id is not None:
-            return queryset.filter(pk=as_id), False
-        return queryset.filter(Q(name__icontains=term)), False
-
     @admin.action(description="Pause selected tasks", permissions=["pause"])
     def pause_selected(self, request, queryset):
         self._apply(request, queryset, "pause")
@@ -106,8 +83,6 @@ class TaskAdmin(admin.ModelAdmin):
         self._apply(request, queryset, "resume")
 
     def _apply(self, request, queryset, verb: str) -> None:
-        from tasks import services  # the task-API engineer's use cases; imported late so the admin loads alone
-
         call = services.task_pause if verb == "pause" else services.task_resume
         limit = settings.ADMIN_BULK_RETRY_LIMIT
         selected = list(queryset.only("id", "tenant_id", "version")[: limit + 1])

@@ -49,7 +49,9 @@ class Task(models.Model):
     # Bumped by every tenant edit and never by the scheduler: it is the ETag.
     version = models.PositiveIntegerField(default=1)
 
-    idempotency_key = models.CharField(max_length=255, null=True, blank=True)
+    # Binary collation: keys differing only in case are different keys (trailing
+    # spaces still compare equal under PAD SPACE, so the API refuses them).
+    idempotency_key = models.CharField(max_length=255, null=True, blank=True, db_collation="utf8mb4_bin")
     request_sha256 = models.CharField(max_length=64, null=True, blank=True)
     secret_ref = models.CharField(max_length=255, null=True, blank=True)
 

@@ -43,7 +43,7 @@ READ_ONLY_KEYS = frozenset({"id", "status", "version", "next_run_at", "created_a
 
 
 def _storable_text(value: str) -> str:
-    """Refuse lone surrogates (valid JSON escapes, but not storable as utf8mb4) and control characters."""
+    """Refuse lone surrogates: valid JSON escapes, but not storable as utf8mb4 (the driver would 500)."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

@@ -11,7 +11,6 @@ import re
 import uuid
 from typing import Any
 
-from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -24,7 +23,6 @@ from jobsched_project.ids import parse_id
 from jobsched_project.problems import Problem
 from tasks import selectors, services
 from tasks.models import Task
-from tasks.parsers import BoundedJSONParser
 from tasks.preconditions import etag, idempotency_key_problem, parse_if_match, request_sha256
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
 
@@ -80,14 +78,7 @@ def _stale(current_version: int) -> Problem:
 
 
 class TenantAPIView(APIView):
-    """Base of the task views: every malformed or oversized body is a problem+json 4xx."""
-
-    parser_classes = [BoundedJSONParser]
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, RequestDataTooBig):
-            exc = Problem(413, "content-too-large", "The request body is too large.")
-        return super().handle_exception(exc)
+    """Base of the task views (bounded parsing and the 413 live in the project defaults)."""
 
 
 class TaskListCreateView(TenantAPIView):

@@ -363,9 +363,6 @@ class _SchedulerProcesses:
             except subprocess.TimeoutExpired:
                 child.kill()
                 _, stderr = child.communicate()
-            if os.environ.get("BENCH_SCHEDULER_LOG"):
-                with open(os.environ["BENCH_SCHEDULER_LOG"], "a") as log:
-                    log.write(stderr)
             for line in stderr.splitlines():
                 if " event=tick " in line:
                     fields = dict(part.split("=", 1) for part in line.split() if "=" in part)

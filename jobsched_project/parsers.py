@@ -1,4 +1,4 @@
-"""JSON parsing for the task API that turns every malformed body into a 400."""
+"""JSON parsing for the whole API that turns every malformed body into a 400."""
 
 from __future__ import annotations
 
