@@ -10,9 +10,14 @@ tenant is in both partition keys, so a read with the wrong tenant finds nothing.
 Writes: one prepared INSERT per row and table, at most `concurrency` (64) in
 flight, never a BATCH (a cross-partition batch funnels through one coordinator
 and its batch log). Empty columns are bound UNSET, not null: a null writes a
-tombstone that slows reads until compaction. Both reads and writes run at
-LOCAL_QUORUM, so a job the archiver has just moved (and deleted from MySQL) is
-visible to the next history read: a LOCAL_ONE pair could show a gap.
+tombstone that slows reads until compaction. The price: a rewrite leaves the
+cells it does not set as they were. Only a job archived, then retried by hand
+before the archiver's delete (which then misses), then archived again with an
+empty column shows it: its copy keeps the earlier error or HTTP status.
+
+Reads and writes run at LOCAL_QUORUM, so a job the archiver has just moved (and
+deleted from MySQL) is visible to the next history read: a LOCAL_ONE pair could
+show a gap.
 
 Timestamps hold milliseconds. scheduled_at is part of the key and MySQL keeps
 microseconds, so the microseconds below the millisecond go in their own column
@@ -28,7 +33,6 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any, overload
 
 from cassandra import ConsistencyLevel, OperationTimedOut, RequestExecutionException
@@ -231,17 +235,9 @@ def connect(*, hosts: list[str], keyspace: str | None) -> Any:
     return Cluster(contact_points=names, port=port).connect(keyspace)
 
 
-@dataclass
-class _Prepared:
-    insert_history: object
-    insert_by_id: object
-    select_by_id: object
-    select_one: object
-    select_page_before: object
-    select_page_all: object
-
-
 class CassandraHistoryStore(HistoryStore):
+    """The port on a driver session (built lazily from CASSANDRA_HOSTS, or injected by tests)."""
+
     def __init__(
         self,
         *,
@@ -265,24 +261,22 @@ class CassandraHistoryStore(HistoryStore):
         )
         self.concurrency = min(concurrency, MAX_IN_FLIGHT)
         self.clock = clock or (lambda: dt.datetime.now(dt.UTC))
-        self._prepared: _Prepared | None = None
+        self._prepared: dict[str, Any] = {}  # STATEMENTS' names → prepared statements
         self._lock = threading.Lock()
 
     # --- connection ---
 
-    def _statements(self) -> tuple[Any, _Prepared]:
+    def _statements(self) -> tuple[Any, dict[str, Any]]:
         with self._lock:
             if self._session is None:
                 self._session = connect(hosts=self.hosts, keyspace=self.keyspace)
-            if self._prepared is None:
-                prepared = {}
-                for name, cql in STATEMENTS.items():
-                    statement = self._session.prepare(cql)
+            if not self._prepared:
+                prepared = {name: self._session.prepare(cql) for name, cql in STATEMENTS.items()}
+                for statement in prepared.values():
                     # A quorum write then a quorum read overlap: the archiver deletes from
                     # MySQL only after the row is readable by the next history request.
                     statement.consistency_level = ConsistencyLevel.LOCAL_QUORUM
-                    prepared[name] = statement
-                self._prepared = _Prepared(**prepared)
+                self._prepared = prepared  # all or nothing: a failed prepare is retried whole next call
             return self._session, self._prepared
 
     def _call(self, operation: Callable[[], object]):
@@ -303,8 +297,8 @@ class CassandraHistoryStore(HistoryStore):
 
             def statements():
                 for record in records:
-                    yield prepared.insert_history, history_values(record, self.ttl_seconds)
-                    yield prepared.insert_by_id, by_id_values(record, self.ttl_seconds)
+                    yield prepared["insert_history"], history_values(record, self.ttl_seconds)
+                    yield prepared["insert_by_id"], by_id_values(record, self.ttl_seconds)
 
             # One INSERT per row and table, at most `concurrency` in flight; never a BATCH.
             self._execute_bounded(session, statements())
@@ -342,12 +336,12 @@ class CassandraHistoryStore(HistoryStore):
     def get(self, tenant_id: str, job_id: uuid.UUID) -> HistoryRecord | None:
         def read() -> HistoryRecord | None:
             session, prepared = self._statements()
-            where = session.execute(prepared.select_by_id, (tenant_id, job_id)).one()
+            where = session.execute(prepared["select_by_id"], (tenant_id, job_id)).one()
             if where is None:
                 return None
             scheduled_at = _aware(where.scheduled_at)
             row = session.execute(
-                prepared.select_one, (tenant_id, where.task_id, bucket_of(scheduled_at), scheduled_at, job_id)
+                prepared["select_one"], (tenant_id, where.task_id, bucket_of(scheduled_at), scheduled_at, job_id)
             ).one()
             return None if row is None else record_from_row(row)
 
@@ -360,8 +354,7 @@ class CassandraHistoryStore(HistoryStore):
             for statement, params in self.page_reads(tenant_id, task_id, cursor):
                 if len(found) >= limit:
                     break
-                prepared_statement = getattr(prepared, statement)
-                rows = session.execute(prepared_statement, (*params, limit - len(found)))
+                rows = session.execute(prepared[statement], (*params, limit - len(found)))
                 found.extend(record_from_row(row) for row in rows)
             return found
 
@@ -391,4 +384,4 @@ class CassandraHistoryStore(HistoryStore):
             if self._session is not None and hasattr(self._session, "cluster"):
                 self._session.cluster.shutdown()
             self._session = None
-            self._prepared = None
+            self._prepared = {}

@@ -54,8 +54,3 @@ class InMemoryHistoryStore(HistoryStore):
         """Every record, for assertions."""
         with self._lock:
             return list(self._records.values())
-
-    def clear(self) -> None:
-        with self._lock:
-            self._records.clear()
-            self.writes = 0

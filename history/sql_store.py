@@ -41,10 +41,12 @@ def from_db(value: dt.datetime) -> dt.datetime: ...
 @overload
 def from_db(value: None) -> None: ...
 def from_db(value: dt.datetime | None) -> dt.datetime | None:
+    """Aware UTC from the connection's naive UTC."""
     return None if value is None else value.replace(tzinfo=dt.UTC)
 
 
 def record_from_row(row: tuple) -> HistoryRecord:
+    """A record from a row in job_history's column order (`history_get`, `history_page`, `archive_select`)."""
     (tenant_id, task_id, job_id, scheduled_at, status, attempt, max_attempts, priority) = row[:8]
     (request_method, request_url, http_status, error, response_body, started_at, finished_at) = row[8:]
     return HistoryRecord(

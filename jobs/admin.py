@@ -23,10 +23,11 @@ from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import OuterRef, Q, Subquery
-from django.http import Http404, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django.views.decorators.http import require_POST
 
 from jobs import console, services
 from jobs.models import DeadJob, Job, JobStatus
@@ -59,21 +60,13 @@ class InputListFilter(admin.SimpleListFilter):
         }
 
 
-def _dead_summary(request) -> console.DeadSummary:
-    """The DLQ summary, read once per request (the page and the tenant filter share it)."""
-    summary = getattr(request, "_dead_summary", None)
-    if summary is None:
-        summary = request._dead_summary = console.dead_summary()
-    return summary
-
-
 class TenantFilter(InputListFilter):
     title = "tenant"
     parameter_name = "tenant"
     placeholder = "tenant id"
 
     def lookups(self, request, model_admin):
-        return [(row.tenant_id, row.tenant_id) for row in _dead_summary(request).tenants]
+        return [(row.tenant_id, row.tenant_id) for row in console.dead_summary_for(request).tenants]
 
     def queryset(self, request, queryset):
         return queryset.filter(tenant_id=self.value()) if self.value() else queryset
@@ -173,28 +166,48 @@ def masked_headers_block(headers):
     return preformatted(json.dumps(masked, indent=2, ensure_ascii=False)) if masked else "—"
 
 
-@admin.register(DeadJob)
-class DeadJobAdmin(admin.ModelAdmin):
-    list_display = (
-        "id",
-        "tenant_id",
-        "task_name",
-        "scheduled_at",
-        "attempt",
-        "http_status",
-        "error_excerpt",
-        "finished_at",
-    )
-    list_filter = (TenantFilter, TaskFilter, HttpStatusClassFilter, AgeFilter)
-    search_fields = ("error",)  # the search itself is get_search_results
-    search_help_text = "A job id or task id (exact UUID), or text in the error."
-    ordering = ("-finished_at",)
+class BoundedReadOnlyAdmin(admin.ModelAdmin):
+    """Read-only, and list pages that stay fast on a large table: a capped count, no full count, no facets.
+
+    Edits go through the services (the tenant API, the retry and pause actions),
+    never through a form. The search is exact on ids (`id_search_fields`, a UUID
+    term) and otherwise one lookup (`text_search`): the admin's default ORs an
+    icontains over every field, which no index serves and which BINARY(16) ids cannot match.
+    """
+
     list_per_page = 50
     show_full_result_count = False
     show_facets = ShowFacets.NEVER
     paginator = console.CappedCountPaginator
-    actions = ["retry_selected"]
+    id_search_fields: tuple[str, ...] = ("pk",)
+    text_search = ""
 
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        as_id = parse_id(term)
+        if as_id is not None:
+            by_id = Q()
+            for field_name in self.id_search_fields:
+                by_id |= Q(**{field_name: as_id})
+            return queryset.filter(by_id), False
+        return queryset.filter(**{self.text_search: term}), False
+
+
+class JobPagesAdmin(BoundedReadOnlyAdmin):
+    """What both job admins show: the task's name without a per-row query, and the request with credentials masked."""
+
+    id_search_fields = ("pk", "task_id")
     readonly_fields = (
         "task_link",
         "masked_request_url",
@@ -235,78 +248,77 @@ class DeadJobAdmin(admin.ModelAdmin):
         ("Response kept", {"fields": ("http_status", "error", "response_body_text")}),
     )
 
-    # Injectable so tests pace without sleeping.
-    clock = staticmethod(time.monotonic)
-    sleep = staticmethod(time.sleep)
-
-    # --- permissions: read-only console; retrying is its own permission ---
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def has_retry_permission(self, request) -> bool:
-        return request.user.has_perm("jobs.retry_dead_jobs")
-
     def get_queryset(self, request):
         return with_task_name(super().get_queryset(request))
 
-    # --- list ---
     @admin.display(description="task", ordering="task_name")
     def task_name(self, obj) -> str:
         return obj.task_name or "(task gone)"
 
-    @admin.display(description="error")
-    def error_excerpt(self, obj: DeadJob) -> str:
-        error = obj.error or ""
-        return error if len(error) <= 80 else error[:79] + "…"
-
-    def get_search_results(self, request, queryset, search_term):
-        term = search_term.strip()
-        if not term:
-            return queryset, False
-        as_id = parse_id(term)
-        if as_id is not None:
-            return queryset.filter(Q(pk=as_id) | Q(task_id=as_id)), False
-        return queryset.filter(error__icontains=term), False
-
-    # --- detail ---
     @admin.display(description="task")
     def task_link(self, obj):
         url = reverse("admin:tasks_task_change", args=[obj.task_id])
         return format_html('<a href="{}">{}</a> ({})', url, self.task_name(obj), obj.task_id)
 
     @admin.display(description="URL")
-    def masked_request_url(self, obj: DeadJob) -> str:
+    def masked_request_url(self, obj: Job) -> str:
         return console.mask_url(obj.request_url)
 
     @admin.display(description="headers")
-    def masked_request_headers(self, obj: DeadJob):
+    def masked_request_headers(self, obj: Job):
         return masked_headers_block(obj.request_headers)
 
     @admin.display(description="body")
-    def masked_request_body(self, obj: DeadJob):
+    def masked_request_body(self, obj: Job):
         return preformatted(console.mask_body(obj.request_body))
 
     @admin.display(description="secret reference")
-    def secret_ref_name(self, obj: DeadJob) -> str:
+    def secret_ref_name(self, obj: Job) -> str:
         # The name of the secret only: the console never resolves it.
         return obj.secret_ref or "—"
 
     @admin.display(description="response body (truncated)")
-    def response_body_text(self, obj: DeadJob):
+    def response_body_text(self, obj: Job):
         return preformatted(obj.response_body or "")
+
+
+@admin.register(DeadJob)
+class DeadJobAdmin(JobPagesAdmin):
+    list_display = (
+        "id",
+        "tenant_id",
+        "task_name",
+        "scheduled_at",
+        "attempt",
+        "http_status",
+        "error_excerpt",
+        "finished_at",
+    )
+    list_filter = (TenantFilter, TaskFilter, HttpStatusClassFilter, AgeFilter)
+    search_fields = ("error",)  # shows the search box; the search itself is get_search_results
+    search_help_text = "A job id or task id (exact UUID), or text in the error."
+    text_search = "error__icontains"
+    ordering = ("-finished_at",)
+    actions = ["retry_selected"]
+
+    # Injectable so tests pace without sleeping.
+    clock = staticmethod(time.monotonic)
+    sleep = staticmethod(time.sleep)
+
+    def has_retry_permission(self, request) -> bool:
+        """Retrying is its own permission: staff who may only view see the console read-only."""
+        return request.user.has_perm("jobs.retry_dead_jobs")
+
+    @admin.display(description="error")
+    def error_excerpt(self, obj: DeadJob) -> str:
+        error = obj.error or ""
+        return error if len(error) <= 80 else error[:79] + "…"
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra_context = {**(extra_context or {}), "has_retry_permission": self.has_retry_permission(request)}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def changelist_view(self, request, extra_context=None):
-        _dead_summary(request)  # read once, before the tenant filter and the summary tag need it
         extra_context = {
             "title": "Dead-letter queue: dead jobs of every tenant",
             **(extra_context or {}),
@@ -321,8 +333,8 @@ class DeadJobAdmin(admin.ModelAdmin):
     def get_urls(self):
         view = self.admin_site.admin_view
         return [
-            path("retry-matching/", view(self.retry_matching_view), name="jobs_deadjob_retry_matching"),
-            path("<path:object_id>/retry/", view(self.retry_view), name="jobs_deadjob_retry"),
+            path("retry-matching/", view(require_POST(self.retry_matching_view)), name="jobs_deadjob_retry_matching"),
+            path("<path:object_id>/retry/", view(require_POST(self.retry_view)), name="jobs_deadjob_retry"),
             *super().get_urls(),
         ]
 
@@ -339,8 +351,6 @@ class DeadJobAdmin(admin.ModelAdmin):
 
     def retry_view(self, request, object_id):
         """The detail page's button: retry one job."""
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
         if not self.has_retry_permission(request):
             raise PermissionDenied
         job_id = parse_id(unquote(object_id))
@@ -358,8 +368,6 @@ class DeadJobAdmin(admin.ModelAdmin):
 
     def retry_matching_view(self, request):
         """Retry every dead job the current filters and search match, up to the per-request limit."""
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
         if not self.has_retry_permission(request):
             raise PermissionDenied
         try:
@@ -376,7 +384,7 @@ class DeadJobAdmin(admin.ModelAdmin):
         # One more than the limit tells whether jobs were left over; ids only, no row bodies.
         return list(queryset.values_list("pk", flat=True)[: settings.ADMIN_BULK_RETRY_LIMIT + 1])
 
-    def _retry_ids(self, request, job_ids: list[uuid.UUID]) -> console.RetryTally:
+    def _retry_ids(self, request, job_ids: list[uuid.UUID]) -> None:
         limit = settings.ADMIN_BULK_RETRY_LIMIT
         pacer = console.Pacer(settings.ADMIN_BULK_RETRY_PER_SECOND, clock=self.clock, sleep=self.sleep)
         tally = console.RetryTally()
@@ -387,7 +395,6 @@ class DeadJobAdmin(admin.ModelAdmin):
             self._log_retries(request, tally.requeued)
         clean = tally.gone == 0 and tally.not_dead == 0 and not tally.left_over
         self.message_user(request, tally.summary(), messages.SUCCESS if clean else messages.WARNING)
-        return tally
 
     def _log_retries(self, request, job_ids: list[uuid.UUID]) -> None:
         """One admin log entry per requeued job (who, when, which job), in one INSERT."""
@@ -408,46 +415,12 @@ class DeadJobAdmin(admin.ModelAdmin):
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(JobPagesAdmin):
     """Every job, read-only (the retry lives in the dead-job console)."""
 
     list_display = ("id", "tenant_id", "task_name", "status", "scheduled_at", "attempt", "http_status")
     list_filter = ("status", HttpStatusClassFilter)
-    search_fields = ("tenant_id",)  # the search itself is get_search_results
+    search_fields = ("tenant_id",)  # shows the search box; the search itself is get_search_results
     search_help_text = "A job id or task id (exact UUID), or a tenant id."
+    text_search = "tenant_id"
     ordering = ("-id",)
-    list_per_page = 50
-    show_full_result_count = False
-    show_facets = ShowFacets.NEVER
-    paginator = console.CappedCountPaginator
-    readonly_fields = DeadJobAdmin.readonly_fields
-    fieldsets = DeadJobAdmin.fieldsets
-
-    task_name = DeadJobAdmin.task_name
-    task_link = DeadJobAdmin.task_link
-    masked_request_url = DeadJobAdmin.masked_request_url
-    masked_request_headers = DeadJobAdmin.masked_request_headers
-    masked_request_body = DeadJobAdmin.masked_request_body
-    secret_ref_name = DeadJobAdmin.secret_ref_name
-    response_body_text = DeadJobAdmin.response_body_text
-
-    def get_queryset(self, request):
-        return with_task_name(super().get_queryset(request))
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def get_search_results(self, request, queryset, search_term):
-        term = search_term.strip()
-        if not term:
-            return queryset, False
-        as_id = parse_id(term)
-        if as_id is not None:
-            return queryset.filter(Q(pk=as_id) | Q(task_id=as_id)), False
-        return queryset.filter(tenant_id=term), False

@@ -137,15 +137,13 @@ class RetryTally:
         return text
 
 
-def retry_each(
-    job_ids: Iterable[uuid.UUID], *, pacer: Pacer, limit: int, tally: RetryTally | None = None
-) -> RetryTally:
-    """Retry up to `limit` jobs one by one through the guarded service, pacing each.
+def retry_each(job_ids: Iterable[uuid.UUID], *, pacer: Pacer, limit: int, tally: RetryTally) -> None:
+    """Retry up to `limit` jobs one by one through the guarded service, pacing each, counting into `tally`.
 
     Each retry commits on its own (no surrounding transaction), so the pacing
-    sleeps hold no row locks. Pass `tally` to keep what was done if one fails.
+    sleeps hold no row locks; `tally` is the caller's so that, if one retry
+    fails, the jobs already requeued can still be audited.
     """
-    tally = RetryTally() if tally is None else tally
     for index, job_id in enumerate(job_ids):
         if index >= limit:
             tally.left_over = True
@@ -168,7 +166,6 @@ def retry_each(
             "left_over": tally.left_over,
         },
     )
-    return tally
 
 
 SUMMARY_SCAN_ROWS = 10_000
@@ -202,6 +199,14 @@ def dead_summary(*, scan_rows: int | None = None, tenants: int | None = None) ->
         scanned=scanned,
         capped=scanned > scan_rows,
     )
+
+
+def dead_summary_for(request) -> DeadSummary:
+    """The summary, read once per request: the dead-job list's tenant filter and its summary box share it."""
+    summary = getattr(request, "_dead_summary", None)
+    if summary is None:
+        summary = request._dead_summary = dead_summary()
+    return summary
 
 
 def oldest_dead_job():

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import datetime as dt
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connections
 from django.db.models import Q
@@ -51,45 +53,19 @@ class JobView:
 
     @classmethod
     def of_job(cls, job: Job) -> JobView:
-        return cls(
-            id=job.id,
-            task_id=job.task_id,
-            scheduled_at=job.scheduled_at,
-            status=job.status,
-            attempt=job.attempt,
-            max_attempts=job.max_attempts,
-            priority=job.priority,
-            request_method=job.request_method,
-            request_url=job.request_url,
-            next_attempt_at=job.next_attempt_at if job.status in (JobStatus.PENDING, JobStatus.RUNNING) else None,
-            started_at=job.started_at,
-            finished_at=job.finished_at,
-            http_status=job.http_status,
-            error=job.error,
-            response_body=job.response_body,
-            archived=False,
-        )
+        # next_attempt_at means something only while the job is queued.
+        queued = job.status in (JobStatus.PENDING, JobStatus.RUNNING)
+        return cls._copy(job, id=job.id, next_attempt_at=job.next_attempt_at if queued else None, archived=False)
 
     @classmethod
     def of_record(cls, record: HistoryRecord) -> JobView:
-        return cls(
-            id=record.job_id,
-            task_id=record.task_id,
-            scheduled_at=record.scheduled_at,
-            status=record.status,
-            attempt=record.attempt,
-            max_attempts=record.max_attempts,
-            priority=record.priority,
-            request_method=record.request_method,
-            request_url=record.request_url,
-            next_attempt_at=None,
-            started_at=record.started_at,
-            finished_at=record.finished_at,
-            http_status=record.http_status,
-            error=record.error,
-            response_body=record.response_body,
-            archived=True,
-        )
+        return cls._copy(record, id=record.job_id, next_attempt_at=None, archived=True)
+
+    @classmethod
+    def _copy(cls, source: Job | HistoryRecord, **own: Any) -> JobView:
+        """Every field not in `own` from the attribute of the same name (Job and HistoryRecord share them)."""
+        shared = {f.name: getattr(source, f.name) for f in dataclasses.fields(cls) if f.name not in own}
+        return cls(**shared, **own)
 
 
 # --- history cursors: opaque to clients, exact for us ---
@@ -132,7 +108,9 @@ def job_get(*, tenant_id: str, job_id: uuid.UUID, store: HistoryStore) -> JobVie
     job = queued_job(tenant_id=tenant_id, job_id=job_id)
     if job is not None:
         return job
-    # Not in the queue: archived, or never existed. A store error propagates: "not found" would be a guess.
+    # Not in the queue: archived, or never existed. The archiver writes the history before it deletes
+    # from MySQL, so a job our read missed is already in the store. A store error propagates: "not
+    # found" would be a guess.
     record = store.get(tenant_id, job_id)
     return None if record is None else JobView.of_record(record)
 
@@ -185,9 +163,11 @@ def task_history(
     Both stores are read in parallel, `limit + 1` each: the first `limit` of the
     merge are then exactly the newest `limit`, and a `limit + 1`-th says there is
     more. If the store raises, so does this: a page without it would look complete.
-    Race: a job archived between the two reads (history written after the store
-    read began, MySQL row deleted before the MySQL read) can be missing from that
-    one response; it is never duplicated, and the next read shows it.
+    Race (the price of reading in parallel): a job archived wholly between the two
+    reads (history written after the store read began, MySQL row deleted before
+    the MySQL read began) is missing from that page, so a client walking the pages
+    skips it; it is never duplicated, and a fresh read shows it. Reading MySQL
+    first, then the store, would close it at the cost of one MySQL round trip.
     """
     pending = _STORE_READERS.submit(_read_store, store, tenant_id, task_id, before, limit + 1)
     try:
@@ -196,6 +176,7 @@ def task_history(
             for job in live_history(tenant_id=tenant_id, task_id=task_id, before=before, limit=limit + 1)
         ]
     finally:
+        # Even when the MySQL read failed: never leave the store read running past the request.
         records = pending.result()  # re-raises the store's error
     archived = [JobView.of_record(record) for record in records]
     merged = merge_newest_first(live, archived)

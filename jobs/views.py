@@ -9,6 +9,7 @@ complete.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 
 from drf_spectacular.types import OpenApiTypes
@@ -31,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
+_DIGITS = re.compile(r"[0-9]{1,4}")
+_MAX_ID_TEXT = 64  # a UUID in any form uuid.UUID accepts; longer is not parsed at all
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")
 _LIMIT = OpenApiParameter("limit", OpenApiTypes.INT, description=f"1-{MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}")
@@ -59,9 +62,21 @@ def _bad_param(name: str, message: str) -> Problem:
 
 def _limit(request: Request) -> int:
     text = request.query_params.get("limit", str(DEFAULT_PAGE_SIZE))
-    if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE_SIZE:
+    # ASCII digits, few of them: str.isdigit() admits "²" (int() then raises) and int() refuses 4,300+ digits.
+    if not _DIGITS.fullmatch(text) or not 1 <= int(text) <= MAX_PAGE_SIZE:
         raise _bad_param("limit", f"1 to {MAX_PAGE_SIZE}")
     return int(text)
+
+
+def _query_id(request: Request, name: str, message: str) -> uuid.UUID | None:
+    """An optional UUID query parameter (a DLQ cursor or task filter); anything else is a 400 naming it."""
+    text = request.query_params.get(name) or None
+    if text is None:
+        return None
+    parsed = parse_id(text) if len(text) <= _MAX_ID_TEXT else None
+    if parsed is None:
+        raise _bad_param(name, message)
+    return parsed
 
 
 def _path_id(raw: str, not_found: Problem) -> uuid.UUID:
@@ -140,13 +155,7 @@ class DeadLetterQueueView(APIView):
     )
     def get(self, request: Request) -> Response:
         limit = _limit(request)
-        cursor_text = request.query_params.get("cursor") or None
-        before = parse_id(cursor_text) if cursor_text is not None else None
-        if cursor_text is not None and (before is None or len(cursor_text) > 64):
-            raise _bad_param("cursor", "not a cursor")
-        task_text = request.query_params.get("task") or None
-        task_uuid = parse_id(task_text) if task_text is not None else None
-        if task_text is not None and (task_uuid is None or len(task_text) > 64):
-            raise _bad_param("task", "not a task id")
+        before = _query_id(request, "cursor", "not a cursor")
+        task_uuid = _query_id(request, "task", "not a task id")
         jobs, next_id = selectors.dlq_page(tenant_id=_tenant(request), task_id=task_uuid, before=before, limit=limit)
         return Response({"results": JobOutput(jobs, many=True).data, "next_cursor": str(next_id) if next_id else None})

@@ -75,12 +75,22 @@ def issue_token(tenant_id: str, *, ttl_seconds: int = 3600, now: float | None = 
     return signing_backend().encode(payload)
 
 
+def is_valid_tenant_id(tenant: object) -> bool:
+    """A tenant id fits the tenant_id columns and is printable (it reaches logs and the admin)."""
+    return (
+        isinstance(tenant, str)
+        and bool(tenant.strip())
+        and len(tenant) <= MAX_TENANT_ID_LENGTH
+        and tenant.isprintable()
+    )
+
+
 def tenant_from_claims(claims: dict[str, Any]) -> str:
     """Return the tenant id of verified claims, or raise AuthenticationFailed."""
     tenant = claims.get(settings.JWT_TENANT_CLAIM)
     if not isinstance(tenant, str) or not tenant.strip():
         raise exceptions.AuthenticationFailed("Token has no tenant.")
-    if len(tenant) > MAX_TENANT_ID_LENGTH or not tenant.isprintable():
+    if not is_valid_tenant_id(tenant):
         raise exceptions.AuthenticationFailed("Token's tenant is not a valid tenant id.")
     return tenant
 

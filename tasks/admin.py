@@ -87,12 +87,16 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         limit = settings.ADMIN_BULK_RETRY_LIMIT
         selected = list(queryset.only("id", "tenant_id", "version")[: limit + 1])
         changed: list[Task] = []
-        unchanged = missing = 0
+        unchanged = missing = busy = 0
         for task in selected[:limit]:
             try:
                 after = call(tenant_id=task.tenant_id, task_id=task.pk)
             except services.TaskNotFound:
                 missing += 1
+                continue
+            except services.VersionMismatch:
+                # The tenant kept editing it meanwhile; the agent can try again.
+                busy += 1
                 continue
             if after.version != task.version:
                 changed.append(after)
@@ -107,7 +111,9 @@ class TaskAdmin(BoundedReadOnlyAdmin):
             )
         past = "paused" if verb == "pause" else "resumed"
         text = f"{past.capitalize()} {len(changed)}; already {past} {unchanged}; deleted or gone {missing}."
+        if busy:
+            text += f" Being edited by the tenant, try again: {busy}."
         if len(selected) > limit:
             text += f" Only the first {limit} were handled (ADMIN_BULK_RETRY_LIMIT)."
-        clean = unchanged == 0 and missing == 0 and len(selected) <= limit
+        clean = unchanged == 0 and missing == 0 and busy == 0 and len(selected) <= limit
         self.message_user(request, text, messages.SUCCESS if clean else messages.WARNING)

@@ -15,13 +15,13 @@ from typing import Any
 
 MAX_IDEMPOTENCY_KEY_LENGTH = 255
 _STRONG_TAG = re.compile(r'"(?P<version>[0-9]{1,10})"', re.ASCII)
-_ANY_TAG = re.compile(r'(?:W/)?"[\x21\x23-\x7e]*"', re.ASCII)
 # Visible ASCII and inner spaces: no control characters, and no edge whitespace,
 # which MySQL's PAD SPACE collations would otherwise compare away.
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?", re.ASCII)
 
 
 def etag(version: int) -> str:
+    """The task's ETag: its version, quoted (strong, so If-Match may compare it)."""
     return f'"{version}"'
 
 
@@ -34,6 +34,7 @@ class IfMatch:
 
 
 def parse_if_match(header: str | None) -> IfMatch:
+    """Read If-Match; `*` counts as missing, since it would let a client skip naming what it read."""
     if header is None or not header.strip() or header.strip() == "*":
         return IfMatch(missing=True)
     versions = []

@@ -9,6 +9,7 @@ Errors name the field as "schedule.cron", "http.url", "http.headers".
 
 from __future__ import annotations
 
+import contextlib
 import re
 import unicodedata
 from datetime import datetime, timedelta
@@ -51,47 +52,49 @@ def _storable_text(value: str) -> str:
     return value
 
 
-def _refuse_unknown_keys(data: Any, allowed: set[str] | frozenset[str], ignored: frozenset[str] = frozenset()) -> None:
-    if isinstance(data, dict):
-        unknown = sorted(str(key) for key in data if key not in allowed and key not in ignored)
-        if unknown:
-            raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
+class StrictSerializer(serializers.Serializer):
+    """Refuse unknown keys by name (a "tenant_id" in the body included): a typo
+    silently ignored would leave a task that is not what the tenant meant."""
+
+    ignored_keys: frozenset[str] = frozenset()
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if isinstance(data, dict):
+            unknown = sorted(str(key) for key in data if key not in self.fields and key not in self.ignored_keys)
+            if unknown:
+                raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
+        return super().to_internal_value(data)
 
 
 class StrictDateTimeField(serializers.DateTimeField):
     """ISO 8601 with an explicit offset only: a naive time is ambiguous for a scheduler."""
-
-    def to_internal_value(self, value: Any) -> datetime:
-        if isinstance(value, str) and len(value) <= 64:
-            try:
-                parsed = parse_datetime(value)
-            except ValueError:
-                parsed = None
-            if parsed is not None:
-                if parsed.tzinfo is None or parsed.utcoffset() is None:
-                    self.fail("naive")
-                try:
-                    return schedule.validate_run_at(parsed)
-                except (OverflowError, schedule.ScheduleError):
-                    self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
-        self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
 
     default_error_messages = {
         **serializers.DateTimeField.default_error_messages,
         "naive": "needs a UTC offset, e.g. 2027-01-01T09:00:00Z",
     }
 
+    def to_internal_value(self, value: Any) -> datetime:
+        parsed = None
+        if isinstance(value, str) and len(value) <= 64:
+            with contextlib.suppress(ValueError):  # well-formed but impossible, e.g. February 30
+                parsed = parse_datetime(value)
+        if parsed is None:
+            self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
+        if parsed.tzinfo is None or parsed.utcoffset() is None:
+            self.fail("naive")
+        try:
+            return schedule.validate_run_at(parsed)
+        except OverflowError:  # year 9999 with a negative offset is past datetime.max in UTC
+            self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
 
-class ScheduleInput(serializers.Serializer):
+
+class ScheduleInput(StrictSerializer):
     cron = serializers.CharField(
         required=False, allow_null=True, max_length=schedule.MAX_CRON_LENGTH, trim_whitespace=False
     )
     timezone = serializers.CharField(required=False, allow_null=True, max_length=schedule.MAX_TIMEZONE_LENGTH)
     run_at = StrictDateTimeField(required=False, allow_null=True)
-
-    def to_internal_value(self, data: Any) -> dict[str, Any]:
-        _refuse_unknown_keys(data, set(self.fields))
-        return super().to_internal_value(data)
 
     def validate(self, attrs: dict[str, Any]) -> ScheduleSpec:  # type: ignore[override]
         cron, zone, run_at = attrs.get("cron"), attrs.get("timezone"), attrs.get("run_at")
@@ -99,7 +102,7 @@ class ScheduleInput(serializers.Serializer):
             raise serializers.ValidationError({"run_at": ["give either cron (with timezone) or run_at, not both"]})
         if cron is None and run_at is None:
             raise serializers.ValidationError({"cron": ["give a cron expression (with timezone) or a run_at"]})
-        now = self.context.get("now") or services.clock()
+        now = services.clock()
         current = self.context.get("current")
         try:
             if current is not None and current.run_at is not None and run_at == current.run_at and zone is None:
@@ -122,15 +125,11 @@ class ScheduleInput(serializers.Serializer):
         return spec
 
 
-class HttpInput(serializers.Serializer):
+class HttpInput(StrictSerializer):
     url = serializers.CharField(max_length=egress.MAX_URL_LENGTH, trim_whitespace=False)
     method = serializers.ChoiceField(choices=HttpMethod.choices, default=HttpMethod.POST)
     headers = serializers.JSONField(default=dict)
     body = serializers.CharField(default="", allow_blank=True, allow_null=True, trim_whitespace=False)
-
-    def to_internal_value(self, data: Any) -> dict[str, Any]:
-        _refuse_unknown_keys(data, set(self.fields))
-        return super().to_internal_value(data)
 
     def validate_url(self, value: str) -> str:
         current = self.context.get("current")
@@ -158,8 +157,10 @@ def _bounded_int(bounds: tuple[int, int], default: int) -> serializers.IntegerFi
     return serializers.IntegerField(min_value=bounds[0], max_value=bounds[1], default=default)
 
 
-class TaskInput(serializers.Serializer):
+class TaskInput(StrictSerializer):
     """A whole task as sent on create (PATCH merges onto the current task, then validates this)."""
+
+    ignored_keys = READ_ONLY_KEYS
 
     name = serializers.CharField(max_length=MAX_NAME_LENGTH)
     schedule = ScheduleInput()
@@ -169,12 +170,6 @@ class TaskInput(serializers.Serializer):
     backoff_base_seconds = _bounded_int(BACKOFF_BASE_SECONDS, 10)
     priority = _bounded_int(PRIORITY, 5)
     secret_ref = serializers.CharField(required=False, allow_null=True, max_length=MAX_SECRET_REF_LENGTH)
-
-    def to_internal_value(self, data: Any) -> dict[str, Any]:
-        # Unknown keys are refused by name (a "tenant_id" in the body included): a typo
-        # silently ignored would leave a task that is not what the tenant meant.
-        _refuse_unknown_keys(data, set(self.fields), READ_ONLY_KEYS)
-        return super().to_internal_value(data)
 
     def validate_name(self, value: str) -> str:
         value = _storable_text(value)

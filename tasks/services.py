@@ -25,7 +25,6 @@ logger = logging.getLogger(__name__)
 
 MYSQL_DUPLICATE_KEY = 1062
 IDEMPOTENCY_CONSTRAINT = "tasks_tenant_idem_uniq"
-_LIVE = (TaskStatus.ACTIVE, TaskStatus.PAUSED)
 # A concurrent edit between our read and our conditional UPDATE makes us re-read; bounded.
 _MAX_RETRIES = 5
 
@@ -71,17 +70,28 @@ class ScheduleSpec:
 
 
 def _live(tenant_id: str, task_id: uuid.UUID):
-    return Task.objects.filter(pk=task_id, tenant_id=tenant_id, status__in=_LIVE)
+    return Task.objects.filter(pk=task_id, tenant_id=tenant_id, status__in=selectors.LIVE_STATUSES)
 
 
 def _get_live(tenant_id: str, task_id: uuid.UUID) -> Task:
-    task = _live(tenant_id, task_id).first()
+    task = selectors.task_get(tenant_id=tenant_id, task_id=task_id)
     if task is None:
         raise TaskNotFound(str(task_id))
     return task
 
 
 # --- create --------------------------------------------------------------------
+
+
+def task_replay(*, tenant_id: str, idempotency_key: str, request_sha256: str) -> Task | None:
+    """The task an earlier create with this key made, or None if the key is unbound.
+
+    Called before validation, so a valid first request stays replayable even if
+    policy (DNS, allowlist) changed since. Raises IdempotencyKeyReused when the
+    key was bound by another body.
+    """
+    task = selectors.task_by_idempotency_key(tenant_id=tenant_id, key=idempotency_key)
+    return None if task is None else _replay(task, request_sha256)
 
 
 def task_create(
@@ -93,16 +103,12 @@ def task_create(
     request_sha256: str | None = None,
     now: datetime | None = None,
 ) -> tuple[Task, bool]:
-    """Create a task; return (task, created). A replayed key returns the original task.
+    """Create a task; return (task, created). Losing a same-key race returns the winner's task.
 
     `fields` are validated model fields (name, http_*, limits, secret_ref).
-    The key is only bound by a successful insert, so a request that failed
-    validation never reaches here and leaves the key free.
+    Callers look for a replay first (task_replay); the key is bound only by a
+    successful insert, so a request that failed validation leaves it free.
     """
-    if idempotency_key is not None:
-        existing = selectors.task_by_idempotency_key(tenant_id=tenant_id, key=idempotency_key)
-        if existing is not None:
-            return _replay(existing, request_sha256), False
     now = now or clock()
     task = Task(
         tenant_id=tenant_id,
@@ -118,8 +124,9 @@ def task_create(
         with transaction.atomic():
             task.save(force_insert=True)
     except IntegrityError as exc:
-        # Two requests raced with the same key: UNIQUE (tenant_id, idempotency_key) let one
-        # insert win; the loser's 1062 arrives after the winner committed, so we can read it.
+        # Two requests raced with the same key past task_replay: UNIQUE (tenant_id,
+        # idempotency_key) let one insert win; the loser's 1062 arrives only after the
+        # winner committed (its INSERT waited on the key lock), so READ COMMITTED sees it.
         if idempotency_key is None or not _is_idempotency_duplicate(exc):
             raise
         winner = Task.objects.get(tenant_id=tenant_id, idempotency_key=idempotency_key)
@@ -147,32 +154,32 @@ def task_update(
     *,
     tenant_id: str,
     task_id: uuid.UUID,
-    expected_versions: list[int],
+    expected_version: int,
     fields: dict[str, Any],
     schedule_spec: ScheduleSpec | None = None,
     now: datetime | None = None,
 ) -> Task:
-    """Apply a validated edit if the task is still at one of `expected_versions`.
+    """Apply a validated edit if the task is still at `expected_version` (the one the edit was built on).
 
-    A changed schedule recomputes next_run_at as on create; any other edit
-    leaves next_run_at to the scheduler.
+    Only fields that differ are written and an edit that changes nothing keeps
+    the version, so clients' cached ETags stay valid. A changed schedule
+    recomputes next_run_at as on create; any other edit leaves it to the scheduler.
     """
     now = now or clock()
     current = _get_live(tenant_id, task_id)
-    changes = dict(fields)
+    if current.version != expected_version:
+        raise VersionMismatch(current.version)
+    changes = {name: value for name, value in fields.items() if getattr(current, name) != value}
     if schedule_spec is not None and schedule_spec != ScheduleSpec.of(current):
         changes.update(schedule_spec.as_fields())
         changes["next_run_at"] = schedule_spec.first_run(now)
     if not changes:
-        # Nothing to write: the version stays (clients' cached ETags remain valid).
-        if current.version not in expected_versions:
-            raise VersionMismatch(current.version)
         return current
     # Conditional UPDATE, not read-then-write: of two PATCHes carrying the same
     # version, InnoDB serialises them on the row lock and the second matches 0 rows.
     updated = (
         _live(tenant_id, task_id)
-        .filter(version__in=expected_versions)
+        .filter(version=expected_version)
         .update(**changes, version=F("version") + 1, updated_at=now)
     )
     if updated == 0:
@@ -191,6 +198,7 @@ def task_delete(*, tenant_id: str, task_id: uuid.UUID, expected_versions: list[i
     now = clock()
     query = _live(tenant_id, task_id)
     if expected_versions is not None:
+        # Guarded in the UPDATE itself: an edit committed after the client read makes it match 0 rows (412).
         query = query.filter(version__in=expected_versions)
     if query.update(status=TaskStatus.DELETED, deleted_at=now, updated_at=now, version=F("version") + 1) == 0:
         raise _why_not_updated(tenant_id, task_id)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -27,8 +28,10 @@ from tasks.preconditions import etag, idempotency_key_problem, parse_if_match, r
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
 
 DEFAULT_PAGE_SIZE = 50
-_LIMIT = re.compile(r"[0-9]{1,4}", re.ASCII)
 MAX_PAGE_SIZE = 200
+# ASCII digits only: str.isdigit() also accepts "¹", which int() refuses.
+_LIMIT = re.compile(r"[0-9]{1,4}", re.ASCII)
+MAX_CURSOR_LENGTH = 64
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")
 _IF_MATCH = OpenApiParameter(
@@ -77,11 +80,20 @@ def _stale(current_version: int) -> Problem:
     )
 
 
-class TenantAPIView(APIView):
-    """Base of the task views (bounded parsing and the 413 live in the project defaults)."""
+def _key_reused() -> Problem:
+    return Problem(
+        422,
+        "idempotency-key-reused",
+        "This Idempotency-Key was used with a different request body.",
+        errors={"Idempotency-Key": ["used with a different request body"]},
+    )
 
 
-class TaskListCreateView(TenantAPIView):
+def _invalid(name: str, why: str) -> Problem:
+    return Problem(400, "validation-error", f"{name}: {why}", errors={name: [why]})
+
+
+class TaskListCreateView(APIView):
     @extend_schema(
         operation_id="tasks_list",
         parameters=[
@@ -92,13 +104,14 @@ class TaskListCreateView(TenantAPIView):
     )
     def get(self, request: Request) -> Response:
         limit_text = request.query_params.get("limit", str(DEFAULT_PAGE_SIZE))
-        # ASCII digits only: str.isdigit() also accepts "¹", which int() refuses.
         if not _LIMIT.fullmatch(limit_text) or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
-            raise Problem(400, "validation-error", f"limit: 1 to {MAX_PAGE_SIZE}", errors={"limit": ["out of range"]})
+            raise _invalid("limit", f"1 to {MAX_PAGE_SIZE}")
         cursor_text = request.query_params.get("cursor") or None
-        before = parse_id(cursor_text) if cursor_text is not None else None
-        if cursor_text is not None and (before is None or len(cursor_text) > 64):
-            raise Problem(400, "validation-error", "cursor: not a cursor", errors={"cursor": ["not a cursor"]})
+        before = None
+        if cursor_text is not None:
+            before = parse_id(cursor_text) if len(cursor_text) <= MAX_CURSOR_LENGTH else None
+            if before is None:
+                raise _invalid("cursor", "not a cursor")
         tasks, next_id = selectors.task_page(tenant_id=tenant_of(request), before=before, limit=int(limit_text))
         return Response(
             {"results": TaskOutput(tasks, many=True).data, "next_cursor": str(next_id) if next_id else None}
@@ -111,45 +124,31 @@ class TaskListCreateView(TenantAPIView):
         responses={200: TaskOutput, 201: TaskOutput, 400: _PROBLEM, 401: _PROBLEM, 422: _PROBLEM, 429: _PROBLEM},
     )
     def post(self, request: Request) -> Response:
+        tenant_id = tenant_of(request)
         key = request.headers.get("Idempotency-Key")
-        if key is not None and (why := idempotency_key_problem(key)):
-            raise Problem(400, "validation-error", f"Idempotency-Key: {why}", errors={"Idempotency-Key": [why]})
-        digest = request_sha256(request.data) if key is not None else None
-        if key is not None:
-            # A replay answers from the stored task before validation, so a valid
-            # first request stays replayable even if policy (DNS, allowlist) changed since.
-            existing = selectors.task_by_idempotency_key(tenant_id=tenant_of(request), key=key)
-            if existing is not None:
-                return _task_response(self._replayed(existing, digest))
-        fields, schedule_spec = model_fields(_validate(request.data))
+        digest = None
         try:
+            if key is not None:
+                if why := idempotency_key_problem(key):
+                    raise _invalid("Idempotency-Key", why)
+                digest = request_sha256(request.data)
+                replayed = services.task_replay(tenant_id=tenant_id, idempotency_key=key, request_sha256=digest)
+                if replayed is not None:
+                    return _task_response(replayed)
+            fields, schedule_spec = model_fields(_validate(request.data))
             task, created = services.task_create(
-                tenant_id=tenant_of(request),
+                tenant_id=tenant_id,
                 fields=fields,
                 schedule_spec=schedule_spec,
                 idempotency_key=key,
                 request_sha256=digest,
             )
         except services.IdempotencyKeyReused:
-            raise self._key_reused() from None
+            raise _key_reused() from None
         return _task_response(task, status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    def _replayed(self, task: Task, digest: str | None) -> Task:
-        if task.request_sha256 != digest:
-            raise self._key_reused()
-        return task
 
-    @staticmethod
-    def _key_reused() -> Problem:
-        return Problem(
-            422,
-            "idempotency-key-reused",
-            "This Idempotency-Key was used with a different request body.",
-            errors={"Idempotency-Key": ["used with a different request body"]},
-        )
-
-
-class TaskDetailView(TenantAPIView):
+class TaskDetailView(APIView):
     @extend_schema(operation_id="tasks_get", responses={200: TaskOutput, 404: _PROBLEM})
     def get(self, request: Request, task_id: str) -> Response:
         task = selectors.task_get(tenant_id=tenant_of(request), task_id=_task_id(task_id))
@@ -174,14 +173,14 @@ class TaskDetailView(TenantAPIView):
         if current.version not in versions:
             raise _stale(current.version)
         fields, schedule_spec = model_fields(_validate(merge_patch(input_of(current), request.data), current))
-        changed = {name: value for name, value in fields.items() if getattr(current, name) != value}
         try:
             task = services.task_update(
                 tenant_id=tenant_id,
                 task_id=current.pk,
-                # Guard on the version the diff was computed from, not any version If-Match listed.
-                expected_versions=[current.version],
-                fields=changed,
+                # The version the merge was built on, not any version If-Match listed: an edit
+                # committed since makes the conditional UPDATE match 0 rows (412), never a lost update.
+                expected_version=current.version,
+                fields=fields,
                 schedule_spec=schedule_spec,
             )
         except services.TaskNotFound:
@@ -212,25 +211,35 @@ class TaskDetailView(TenantAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class TaskPauseView(TenantAPIView):
-    @extend_schema(operation_id="tasks_pause", request=None, responses={200: TaskOutput, 404: _PROBLEM})
+class _TaskActionView(APIView):
+    """POST /v1/tasks/{id}/pause or /resume: run the use case, answer the task (`use_case`, not DRF's `action`)."""
+
+    use_case: Callable[..., Task]
+
     def post(self, request: Request, task_id: str) -> Response:
         try:
-            task = services.task_pause(tenant_id=tenant_of(request), task_id=_task_id(task_id))
-        except services.TaskNotFound:
-            raise _not_found() from None
-        return _task_response(task)
-
-
-class TaskResumeView(TenantAPIView):
-    @extend_schema(operation_id="tasks_resume", request=None, responses={200: TaskOutput, 404: _PROBLEM})
-    def post(self, request: Request, task_id: str) -> Response:
-        try:
-            task = services.task_resume(tenant_id=tenant_of(request), task_id=_task_id(task_id))
+            task = self.use_case(tenant_id=tenant_of(request), task_id=_task_id(task_id))
         except services.TaskNotFound:
             raise _not_found() from None
         except services.VersionMismatch as exc:
+            # Only resume raises it, after its bounded retries lost to edits every time.
             raise Problem(
                 409, "conflict", "The task kept changing; try again.", current_etag=etag(exc.current_version)
             ) from None
         return _task_response(task)
+
+
+@extend_schema_view(
+    post=extend_schema(operation_id="tasks_pause", request=None, responses={200: TaskOutput, 404: _PROBLEM})
+)
+class TaskPauseView(_TaskActionView):
+    use_case = staticmethod(services.task_pause)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="tasks_resume", request=None, responses={200: TaskOutput, 404: _PROBLEM, 409: _PROBLEM}
+    )
+)
+class TaskResumeView(_TaskActionView):
+    use_case = staticmethod(services.task_resume)

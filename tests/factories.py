@@ -4,13 +4,17 @@
 start of the current minute; pass `run_at=` for a one-shot task (its cron and zone
 then default to None and `next_run_at` to `run_at`). `make_job(task)` is a pending
 job carrying the task's request snapshot, scheduled at the task's `next_run_at`.
+`make_tasks(count, next_run_at=...)` bulk-inserts many cron tasks; `db_now()` is the
+database's clock, the one due dates are compared with.
 """
 
 from __future__ import annotations
 
 import itertools
+from datetime import UTC, datetime
 from typing import Any
 
+from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
@@ -37,6 +41,28 @@ def make_task(**overrides: Any) -> Task:
     }
     fields.update(overrides)
     return Task.objects.create(**fields)
+
+
+def make_tasks(count: int, **overrides: Any) -> list[Task]:
+    """`count` active per-minute cron tasks across three tenants, in one bulk insert."""
+    fields: dict[str, Any] = {
+        "http_url": "https://example.com/hook",
+        "cron_expression": "* * * * *",
+        "timezone": "UTC",
+        "status": TaskStatus.ACTIVE,
+        "next_run_at": timezone.now().replace(second=0, microsecond=0),
+        **overrides,
+    }
+    return Task.objects.bulk_create(
+        Task(**{"tenant_id": f"tenant-{n % 3}", "name": f"task {next(_counter)}", **fields}) for n in range(count)
+    )
+
+
+def db_now() -> datetime:
+    """The database's clock (aware UTC)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT NOW(6)")
+        return cursor.fetchone()[0].replace(tzinfo=UTC)
 
 
 def make_job(task: Task, **overrides: Any) -> Job:

@@ -9,14 +9,13 @@ The other order could delete a job that never reached the history.
 from __future__ import annotations
 
 import logging
-import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import connection
 
 from history.base import HistoryRecord, HistoryStore, HistoryUnavailable, truncate_to_millis
-from history.sql_store import from_db
+from history.sql_store import record_from_row
 from jobs.models import JobStatus
 from jobs.sql import QUERIES, expand
 
@@ -27,25 +26,11 @@ DEFAULT_PURGE_LIMIT = 1000
 
 
 def record_from_job_row(row: tuple) -> HistoryRecord:
-    """A history record from an `archive_select` row."""
-    (job_id, tenant_id, task_id, scheduled_at, status, attempt, max_attempts, priority) = row[:8]
-    (request_method, request_url, http_status, error, response_body, started_at, finished_at) = row[8:]
-    return HistoryRecord(
-        tenant_id=tenant_id,
-        task_id=uuid.UUID(bytes=bytes(task_id)),
-        job_id=uuid.UUID(bytes=bytes(job_id)),
-        scheduled_at=from_db(scheduled_at),
-        status=status,
-        attempt=attempt,
-        max_attempts=max_attempts,
-        priority=priority,
-        request_method=request_method,
-        request_url=request_url,
-        http_status=http_status,
-        error=error,
-        response_body=response_body,
-        started_at=truncate_to_millis(from_db(started_at)),
-        finished_at=truncate_to_millis(from_db(finished_at)),
+    """A history record from an `archive_select` row (job_history's column order)."""
+    record = record_from_row(row)
+    # Non-key times at Cassandra's precision (milliseconds), so every adapter stores the same record.
+    return replace(
+        record, started_at=truncate_to_millis(record.started_at), finished_at=truncate_to_millis(record.finished_at)
     )
 
 
@@ -61,6 +46,8 @@ class ArchiveRun:
 
 
 class Archiver:
+    """One bounded batch per terminal status per step, so a backlog drains over steps, never in one long lock."""
+
     def __init__(
         self,
         *,
@@ -83,12 +70,13 @@ class Archiver:
         try:
             run = self.archive_once()
         except HistoryUnavailable as exc:
-            # Nothing was deleted (history first): the same jobs are read again next time.
+            # The failed batch was not deleted (history first): its jobs are read again next time.
             logger.warning("history store unavailable", extra={"event": "archive_failed", "error": str(exc)})
             return False
         return run.full
 
     def archive_once(self) -> ArchiveRun:
+        """Move one batch of each status and purge once; a store error propagates (its batch stays queued)."""
         run = ArchiveRun()
         for status, age in self.ages.items():
             self._archive_status(status, age, run)

@@ -1,6 +1,6 @@
 """The scheduler's tick: due tasks become jobs, on time, never twice, never skipped.
 
-One transaction per tick, whatever the batch size three statements (jobs/sql/scheduler.sql):
+One transaction per tick of three statements whatever the batch size (jobs/sql/scheduler.sql):
 lock the due tasks oldest first, insert one job per task (the request snapshot copied from
 the locked task row), advance every task's next_run_at; commit. The next run comes from
 the previous next_run_at, never from the clock, so after an outage each tick creates the
@@ -36,7 +36,6 @@ DEFAULT_LOOKAHEAD_SECONDS = 5.0
 ROW_BYTES = 112
 # Room in max_allowed_packet for the statement text around the document.
 _STATEMENT_BYTES = 4096
-_DATETIME_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 
 
 @dataclass(frozen=True)
@@ -44,7 +43,7 @@ class TickResult:
     """What one tick did; `more_work` tells the loop to tick again at once."""
 
     selected: int  # task runs scheduled; each has its job after the tick (new or already there)
-    statements: int
+    statements: int  # counted as they were executed
     seconds: float
     lag_seconds: float | None  # NOW - the oldest selected next_run_at (negative inside the lookahead)
     full: bool  # the batch came back full: more tasks may be due
@@ -65,6 +64,7 @@ class Scheduler:
         lookahead_seconds: float = DEFAULT_LOOKAHEAD_SECONDS,
         rows_per_statement: int | None = None,
     ) -> None:
+        """`rows_per_statement` overrides the rows one JSON document may carry (tests)."""
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if lookahead_seconds < 0:
@@ -72,6 +72,7 @@ class Scheduler:
         self.batch_size = batch_size
         self.lookahead = timedelta(seconds=lookahead_seconds)
         self._rows_per_statement = rows_per_statement
+        self._batch_limit: int | None = None
 
     def step(self) -> bool:
         """One tick, logged; True while there is more due work (the loop then ticks at once)."""
@@ -96,71 +97,82 @@ class Scheduler:
 
     def tick(self) -> TickResult:
         """Lock the due tasks, insert their jobs, advance them, commit."""
-        rows_per_statement = self.rows_per_statement()
+        limit = self.batch_limit()
         started = time.perf_counter()
-        lookahead_us = self.lookahead // timedelta(microseconds=1)
-        with transaction.atomic(durable=True), connection.cursor() as cursor:
-            cursor.execute(QUERIES["scheduler_select_due"], [lookahead_us, self.batch_size])
+        executed = 0
+
+        def count(execute, sql, params, many, context):
+            nonlocal executed
+            executed += 1
+            return execute(sql, params, many, context)
+
+        # durable: refuse to run inside a caller's transaction, which would hold the row locks past the tick.
+        with connection.execute_wrapper(count), transaction.atomic(durable=True), connection.cursor() as cursor:
+            cursor.execute(QUERIES["scheduler_select_due"], [self.lookahead // timedelta(microseconds=1), limit])
             rows = cursor.fetchall()
-            statements = 1
-            if not rows:
-                return TickResult(0, statements, time.perf_counter() - started, None, False, False)
-            documents, earliest_next = _documents(rows, rows_per_statement)
-            for document in documents:
+            if rows:
+                document, earliest_next = _document(rows)
                 # The connection counts found rows (Django sets CLIENT_FOUND_ROWS), so the row
                 # count cannot tell a new job from an existing one: it is not reported.
                 cursor.execute(QUERIES["scheduler_insert_jobs"], [document])
-                # After the insert, which reads the next_run_at being scheduled from the task row.
+                # After the insert, which reads the run it schedules from the task's next_run_at.
                 cursor.execute(QUERIES["scheduler_advance_tasks"], [document])
-                statements += 2
-        oldest_due, late_us = rows[0][1], rows[0][4]
-        db_now = oldest_due + timedelta(microseconds=late_us)
+        seconds = time.perf_counter() - started
+        if not rows:
+            return TickResult(0, executed, seconds, None, full=False, behind=False)
+        oldest_due, db_now = rows[0][1], rows[0][4]
         return TickResult(
             selected=len(rows),
-            statements=statements,
-            seconds=time.perf_counter() - started,
-            lag_seconds=late_us / 1_000_000,
-            full=len(rows) >= self.batch_size,
+            statements=executed,
+            seconds=seconds,
+            lag_seconds=(db_now - oldest_due).total_seconds(),
+            full=len(rows) >= limit,
             behind=earliest_next is not None and earliest_next <= db_now + self.lookahead,
         )
 
-    def rows_per_statement(self) -> int:
-        """Rows of the JSON document that fit max_allowed_packet (read once)."""
-        if self._rows_per_statement is None:
-            with connection.cursor() as cursor:
-                cursor.execute(QUERIES["scheduler_max_allowed_packet"])
-                (packet,) = cursor.fetchone()
-            self._rows_per_statement = max(1, (int(packet) - _STATEMENT_BYTES) // ROW_BYTES)
-        return self._rows_per_statement
+    def batch_limit(self) -> int:
+        """The batch size, capped so one statement's JSON document fits max_allowed_packet (read once)."""
+        if self._batch_limit is None:
+            fits = self._rows_per_statement
+            if fits is None:
+                with connection.cursor() as cursor:
+                    cursor.execute(QUERIES["scheduler_max_allowed_packet"])
+                    (packet,) = cursor.fetchone()
+                fits = max(1, (int(packet) - _STATEMENT_BYTES) // ROW_BYTES)
+            if fits < self.batch_size:
+                logger.warning(
+                    "batch size capped to what max_allowed_packet carries",
+                    extra={"event": "batch_capped", "batch_size": self.batch_size, "rows": fits},
+                )
+            self._batch_limit = min(self.batch_size, fits)
+        return self._batch_limit
 
 
-def _documents(rows: list[tuple], rows_per_statement: int) -> tuple[list[str], datetime | None]:
-    """The JSON documents of the selected rows, and the earliest new next_run_at (naive UTC)."""
+def _document(rows: list[tuple]) -> tuple[str, datetime | None]:
+    """The JSON document of the selected rows, and the earliest new next_run_at (naive UTC)."""
     memo = NextRunMemo()
-    next_json: dict[tuple[str | None, str | None, datetime], str] = {}
+    # NextRunMemo memoises the maths; this memoises the JSON value too, keeping ~6 µs a row
+    # (aware-datetime key, conversion, formatting) off the rows that share a run.
+    encoded: dict[tuple[str | None, str | None, datetime], str] = {}
     earliest: datetime | None = None
     parts = []
-    for task_id, prev, expr, zone, _late_us in rows:
+    for task_id, prev, expr, zone, _db_now in rows:
         key = (expr, zone, prev)
-        value = next_json.get(key)
+        value = encoded.get(key)
         if value is None:
             next_run = _next_run(memo, task_id, expr, zone, prev)
             if next_run is None:
                 value = "null"
             else:
-                value = f'"{next_run.strftime(_DATETIME_FORMAT)}"'
+                value = f'"{next_run.isoformat(sep=" ", timespec="microseconds")}"'
                 earliest = next_run if earliest is None else min(earliest, next_run)
-            next_json[key] = value
+            encoded[key] = value
         parts.append(f'["{task_id.hex()}","{new_id().hex}",{value}]')
-    documents = [
-        "[" + ",".join(parts[start : start + rows_per_statement]) + "]"
-        for start in range(0, len(parts), rows_per_statement)
-    ]
-    return documents, earliest
+    return "[" + ",".join(parts) + "]", earliest
 
 
 def _next_run(memo: NextRunMemo, task_id: bytes, expr: str | None, zone: str | None, prev: datetime) -> datetime | None:
-    """The run after `prev` (naive UTC), or None: a one-shot, or a schedule with no next run."""
+    """The run after `prev` (naive UTC, as the driver returns DATETIME), or None: a one-shot, or no next run."""
     if expr is None:
         return None
     try:

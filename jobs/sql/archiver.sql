@@ -3,8 +3,9 @@
 -- name: archive_select
 -- Terminal jobs of one status finished before the cutoff, oldest first, through
 -- jobs_archiver_idx (status, finished_at). No lock: the delete's guard decides.
+-- Columns in job_history's order (history.sql_store.record_from_row reads both).
 -- Parameters: status, age in seconds, limit.
-SELECT id, tenant_id, task_id, scheduled_at, status, attempt, max_attempts, priority,
+SELECT tenant_id, task_id, id, scheduled_at, status, attempt, max_attempts, priority,
        request_method, request_url, http_status, error, response_body, started_at, finished_at
 FROM jobs
 WHERE status = %s

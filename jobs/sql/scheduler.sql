@@ -1,17 +1,19 @@
--- The scheduler's tick (workers/scheduler.py), one transaction:
+-- The scheduler's tick (workers/scheduler.py), one transaction of three statements:
 --   scheduler_select_due     lock the due tasks, oldest first
 --   scheduler_insert_jobs    ONE multi-row insert of their jobs, snapshot copied from the task rows
 --   scheduler_advance_tasks  ONE update of every selected next_run_at
--- The selected rows travel as one JSON document, [[task_id_hex, job_id_hex, next_run_at or null], ...],
--- read by JSON_TABLE (MariaDB 10.6+, MySQL 8.0+): two statements whatever the batch size, each
--- row joined to its task by primary key, and no per-row placeholders to escape and parse.
+-- The selected rows travel as one JSON document read by JSON_TABLE (MariaDB 10.6+, MySQL 8.0+),
+--   [["<task id, 32 hex>", "<new job id, 32 hex>", "YYYY-MM-DD HH:MM:SS.ffffff" or null], ...]
+-- so each statement has one placeholder whatever the batch size. Ids go as hex and come back
+-- through UNHEX, a binary string: the join compares bytes with the BINARY(16) primary key
+-- (eq_ref, no collation involved), and a JSON null next run is SQL NULL.
 
 -- name: scheduler_select_due
 -- FOR UPDATE, not SKIP LOCKED: a second scheduler waits for this tick to commit, then sees the
 -- advanced next_run_at and skips those tasks. No lower bound: a task reached late is created
 -- late, never skipped. Served by tasks_due_idx (status, next_run_at), whose order is the ORDER BY.
-SELECT id, next_run_at, cron_expression, timezone,
-       TIMESTAMPDIFF(MICROSECOND, next_run_at, NOW(6)) AS late_us
+-- db_now is the clock the WHERE compared with (the tick's lag is measured from it).
+SELECT id, next_run_at, cron_expression, timezone, NOW(3) AS db_now
 FROM tasks
 WHERE status = 'active'
   AND next_run_at <= NOW(3) + INTERVAL %s MICROSECOND
@@ -20,9 +22,10 @@ LIMIT %s
 FOR UPDATE
 
 -- name: scheduler_insert_jobs
--- The snapshot is read from the task rows this transaction holds locked, so it is the version
--- that was due. UNIQUE (task_id, scheduled_at) turns a job that already exists (a task resumed
--- inside the lookahead) into a no-op.
+-- The snapshot and scheduled_at are read from the task rows this transaction holds locked, so
+-- they are the version that was due. UNIQUE (task_id, scheduled_at) turns a job that already
+-- exists (a task resumed inside the lookahead) into a no-op; `jobs.id`, because a bare `id`
+-- is ambiguous next to tasks.id.
 INSERT INTO jobs (id, task_id, tenant_id, scheduled_at, next_attempt_at, status, priority, attempt,
                   max_attempts, timeout_seconds, backoff_base_seconds,
                   request_method, request_url, request_headers, request_body, secret_ref, updated_at)
@@ -36,7 +39,8 @@ ON DUPLICATE KEY UPDATE id = jobs.id
 
 -- name: scheduler_advance_tasks
 -- One statement for every selected task (a per-task UPDATE was the original system's
--- bottleneck). Only next_run_at: version is the tenant's ETag and updated_at their last edit.
+-- bottleneck), run after the insert, which reads the run being scheduled from next_run_at.
+-- Only next_run_at: version is the tenant's ETag and updated_at their last edit.
 UPDATE JSON_TABLE(%s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
                                       next_run_at DATETIME(6) PATH '$[2]')) AS due
 JOIN tasks t ON t.id = UNHEX(due.task_id)

@@ -17,11 +17,9 @@ def dead_letter_summary(context):
     request = context["request"]
     if not request.user.has_perm("jobs.view_deadjob"):
         return {"show": False}
-    # The dead-job list reads it first for its tenant filter: reuse it.
-    summary = getattr(request, "_dead_summary", None) or console.dead_summary()
     return {
         "show": True,
-        "dead_summary": summary,
+        "dead_summary": console.dead_summary_for(request),
         "oldest_dead_job": console.oldest_dead_job(),
         "changelist_url": reverse("admin:jobs_deadjob_changelist"),
     }

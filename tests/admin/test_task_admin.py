@@ -10,6 +10,7 @@ from django.contrib.admin.models import LogEntry
 from django.urls import reverse
 from django.utils import timezone
 
+from tasks import services
 from tasks.models import Task, TaskStatus
 from tests.admin.support import make_staff
 from tests.factories import make_task
@@ -140,3 +141,22 @@ def test_the_task_list_issues_the_same_few_queries_for_3_or_60_tasks(
         response = client.get(CHANGELIST, {"tenant": "tenant-1"})
 
     assert len(response.context["cl"].result_list) == 50
+
+
+def test_a_task_the_tenant_keeps_editing_is_reported_not_a_server_error(operator, client_as, monkeypatch):
+    paused = make_task(status=TaskStatus.PAUSED)
+
+    def always_stale(**kwargs):
+        raise services.VersionMismatch(paused.version + 1)
+
+    # Unit-level stand-in for five lost races in a row (the real race is tested in tests/tasks).
+    monkeypatch.setattr(services, "task_resume", always_stale)
+    response = client_as(operator).post(
+        CHANGELIST, {"action": "resume_selected", ACTION_CHECKBOX_NAME: [str(paused.pk)]}, follow=True
+    )
+
+    assert response.status_code == 200
+    assert fresh(paused).status == TaskStatus.PAUSED
+    assert [str(m) for m in response.context["messages"]] == [
+        "Resumed 0; already resumed 0; deleted or gone 0. Being edited by the tenant, try again: 1."
+    ]

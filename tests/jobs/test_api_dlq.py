@@ -16,11 +16,6 @@ pytestmark = pytest.mark.django_db
 START = timezone.now().replace(microsecond=0) - dt.timedelta(days=1)
 
 
-@pytest.fixture
-def client(tenant_client):
-    return tenant_client("tenant-a")
-
-
 def job(task, status, minute, **overrides):
     return make_job(task, status=status, scheduled_at=START + dt.timedelta(minutes=minute), **overrides)
 
@@ -86,7 +81,15 @@ def test_a_retried_job_leaves_the_dlq(client):
 
 @pytest.mark.parametrize(
     ("query", "field"),
-    [("cursor=nope", "cursor"), ("task=nope", "task"), ("limit=0", "limit"), ("limit=500", "limit")],
+    [
+        ("cursor=nope", "cursor"),
+        (f"cursor={'0' * 100}", "cursor"),
+        ("task=nope", "task"),
+        (f"task=urn:uuid:{new_id()}{' ' * 40}", "task"),
+        ("limit=0", "limit"),
+        ("limit=500", "limit"),
+        ("limit=²", "limit"),
+    ],
 )
 def test_bad_parameters_are_a_400_naming_the_field(client, query, field):
     response = client.get(f"/v1/dlq?{query}")

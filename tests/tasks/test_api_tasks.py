@@ -1,11 +1,14 @@
 """The task API end to end on real MariaDB: every verb, status code and header it promises."""
 
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.test import override_settings
 
+from tasks import targets
 from tasks.models import Task, TaskStatus
+from tests.factories import make_tasks
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 
@@ -73,7 +76,7 @@ def test_create_answers_201_with_the_task_in_the_documented_shape(client):
     assert task["next_run_at"].endswith("Z")
     next_run = datetime.fromisoformat(task["next_run_at"])
     assert next_run > datetime.now(UTC)
-    assert next_run.astimezone(__import__("zoneinfo").ZoneInfo("Europe/Madrid")).hour == 9
+    assert next_run.astimezone(ZoneInfo("Europe/Madrid")).hour == 9
 
 
 def test_create_defaults_the_zone_to_utc_and_the_method_to_post(client):
@@ -128,6 +131,14 @@ def test_same_idempotency_key_with_another_body_is_422(client):
     problem = _problem(client.post(TASKS, body(name="other"), format="json", HTTP_IDEMPOTENCY_KEY="k-1"), 422)
     assert "Idempotency-Key" in problem["errors"]
     assert Task.objects.count() == 1
+
+
+def test_a_replay_answers_the_original_task_even_if_its_url_is_now_refused(client, monkeypatch):
+    first = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    monkeypatch.setattr(targets, "resolver", lambda host, port: ["10.0.0.1"])  # DNS changed since
+    assert client.post(TASKS, body(name="x"), format="json").status_code == 400
+    again = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    assert (again.status_code, again.json()["id"]) == (200, first.json()["id"])
 
 
 def test_a_request_that_fails_validation_does_not_bind_the_key(client):
@@ -188,7 +199,12 @@ def test_list_with_a_bad_limit_or_cursor_is_400(client, query):
 
 
 def test_list_limit_defaults_to_50_and_caps_at_200(client):
-    assert client.get(TASKS, {"limit": 200}).status_code == 200
+    make_tasks(51, tenant_id="tenant-a")
+    default = client.get(TASKS).json()
+    assert (len(default["results"]), default["next_cursor"] is not None) == (50, True)
+    everything = client.get(TASKS, {"limit": 200}).json()
+    assert (len(everything["results"]), everything["next_cursor"]) == (51, None)
+    _problem(client.get(TASKS, {"limit": 201}), 400)
 
 
 # --- get --------------------------------------------------------------------------
@@ -268,7 +284,7 @@ def test_an_edit_of_the_schedule_recomputes_next_run_at(client, created):
     )
     assert response.status_code == 200
     next_run = datetime.fromisoformat(response.json()["next_run_at"])
-    local = next_run.astimezone(__import__("zoneinfo").ZoneInfo("America/New_York"))
+    local = next_run.astimezone(ZoneInfo("America/New_York"))
     assert (local.hour, local.minute) == (14, 30)
     assert next_run > datetime.now(UTC)
 

@@ -79,9 +79,31 @@ def test_pause_and_resume_of_another_tenants_deleted_or_unknown_task_raise_task_
 def test_task_update_with_a_stale_version_raises_version_mismatch_and_writes_nothing():
     task = make_task(tenant_id="tenant-a", version=3, name="before")
     with pytest.raises(services.VersionMismatch) as raised:
-        services.task_update(tenant_id="tenant-a", task_id=task.pk, expected_versions=[2], fields={"name": "after"})
+        services.task_update(tenant_id="tenant-a", task_id=task.pk, expected_version=2, fields={"name": "after"})
     assert raised.value.current_version == 3
     assert Task.objects.get(pk=task.pk).name == "before"
+
+
+def test_task_update_writes_only_changed_fields_and_an_empty_diff_keeps_the_version():
+    task = make_task(tenant_id="tenant-a", version=3, name="same", priority=5, next_run_at=utc(2030, 1, 1))
+    kept = services.task_update(
+        tenant_id="tenant-a", task_id=task.pk, expected_version=3, fields={"name": "same", "priority": 5}
+    )
+    assert kept.version == 3
+    edited = services.task_update(
+        tenant_id="tenant-a", task_id=task.pk, expected_version=3, fields={"name": "same", "priority": 1}
+    )
+    assert (edited.version, edited.priority, edited.next_run_at) == (4, 1, utc(2030, 1, 1))
+
+
+def test_task_replay_returns_the_keys_task_none_when_unbound_and_refuses_another_body():
+    task = make_task(tenant_id="tenant-a", idempotency_key="k", request_sha256="a" * 64)
+    replay = services.task_replay
+    assert replay(tenant_id="tenant-a", idempotency_key="k", request_sha256="a" * 64).pk == task.pk
+    assert replay(tenant_id="tenant-a", idempotency_key="other", request_sha256="a" * 64) is None
+    assert replay(tenant_id="tenant-b", idempotency_key="k", request_sha256="a" * 64) is None
+    with pytest.raises(services.IdempotencyKeyReused):
+        replay(tenant_id="tenant-a", idempotency_key="k", request_sha256="b" * 64)
 
 
 # --- next_run_at on create across DST transitions -------------------------------------

@@ -21,10 +21,11 @@ def database_url() -> str:
     return f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{db['NAME']}"
 
 
-def start_scheduler(*options: str) -> subprocess.Popen:
+def start_scheduler(*options: str, url: str | None = None) -> subprocess.Popen:
+    """`manage.py run_scheduler *options` on the test database (or `url`), logging at INFO."""
     env = {
         **os.environ,
-        "DATABASE_URL": database_url(),
+        "DATABASE_URL": url or database_url(),
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "LOG_LEVEL": "INFO",
     }

@@ -234,19 +234,15 @@ def test_a_manual_retry_racing_the_archiver_keeps_the_job_in_the_queue():
     assert store.get("tenant-a", job.id).status == "dead"  # a stale copy; MySQL's pending job wins on reads
 
 
-@pytest.mark.django_db(transaction=True)
-def test_run_archiver_once_moves_jobs_to_the_sql_history_table_as_a_real_command():
-    task = make_task()
-    job = finished_job(task, JobStatus.SUCCEEDED, 2 * HOUR)
-    young = finished_job(task, JobStatus.SUCCEEDED, dt.timedelta(minutes=5))
+def run_archiver_once(history_backend: str) -> subprocess.CompletedProcess:
+    """`manage.py run_archiver --once` as a real process, on the test database."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url(),
         "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "HISTORY_BACKEND": "sql",
+        "HISTORY_BACKEND": history_backend,
     }
-
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "manage.py", "run_archiver", "--once"],
         cwd=ROOT,
         env=env,
@@ -254,6 +250,15 @@ def test_run_archiver_once_moves_jobs_to_the_sql_history_table_as_a_real_command
         text=True,
         timeout=60,
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_archiver_once_moves_jobs_to_the_sql_history_table_as_a_real_command():
+    task = make_task()
+    job = finished_job(task, JobStatus.SUCCEEDED, 2 * HOUR)
+    young = finished_job(task, JobStatus.SUCCEEDED, dt.timedelta(minutes=5))
+
+    done = run_archiver_once("sql")
 
     assert done.returncode == 0, done.stderr
     assert "event=archive" in done.stderr + done.stdout
@@ -264,21 +269,8 @@ def test_run_archiver_once_moves_jobs_to_the_sql_history_table_as_a_real_command
 @pytest.mark.django_db(transaction=True)
 def test_run_archiver_once_exits_non_zero_and_deletes_nothing_when_the_history_store_is_down():
     job = finished_job(make_task(), JobStatus.SUCCEEDED, 2 * HOUR)
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(),
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "HISTORY_BACKEND": "tests.history.failing_store.UnavailableHistoryStore",
-    }
 
-    done = subprocess.run(
-        [sys.executable, "manage.py", "run_archiver", "--once"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_archiver_once("tests.history.failing_store.UnavailableHistoryStore")
 
     assert done.returncode != 0
     assert "HistoryUnavailable" in done.stderr

@@ -62,8 +62,9 @@ def test_the_benchmark_checks_every_job_and_writes_its_figures(bench_database, t
     report = json.loads(output.read_text())
     assert [(run["mode"], run["schedulers"]) for run in report["runs"]] == [("in-process", 1), ("processes", 2)]
     for run in report["runs"]:
-        assert run["jobs"] == run["distinct_task_scheduled_at"] == 300
-        assert run["tasks_not_advanced"] == 0
+        assert run["jobs"] == run["distinct_task_scheduled_at"] == run["tasks_with_a_job"] == 300
+        assert run["jobs_scheduled_at_due"] == 300 and run["tasks_not_advanced"] == 0
+        assert run["jobs_per_second"] == pytest.approx(300 / run["seconds"], rel=0.01)  # measured, not a constant
         assert run["statements_per_tick"] == [3]
         assert run["ticks"] >= 3 and run["seconds"] > 0
     assert "jobs/s" in finished.stdout

@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import signal
 import time
-from datetime import UTC, timedelta
+from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection
 
 from jobs.models import Job
-from tests.factories import make_task
+from tests.factories import db_now, make_task
 from tests.workers.scheduler_processes import start_scheduler, tick_records
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def db_now():
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT NOW(6)")
-        return cursor.fetchone()[0].replace(tzinfo=UTC)
 
 
 def test_once_ticks_until_every_overdue_task_has_caught_up_then_exits():
@@ -45,8 +38,8 @@ def test_once_ticks_until_every_overdue_task_has_caught_up_then_exits():
 def test_sigterm_stops_a_running_scheduler_promptly():
     process = start_scheduler("--idle", "60")
     # The loop logs its start after the signal handler is installed.
-    head = [process.stderr.readline() for _ in range(1)]
-    while "event=start" not in head[-1] and head[-1] and len(head) < 50:
+    head = []
+    while not head or ("event=start" not in head[-1] and head[-1] and len(head) < 50):
         head.append(process.stderr.readline())
     assert "event=start" in head[-1], head
 
@@ -57,6 +50,16 @@ def test_sigterm_stops_a_running_scheduler_promptly():
     assert time.monotonic() - sent_at < 10  # not the 60-second idle sleep
     assert process.returncode == 0, stderr
     assert "event=stop" in stderr and "signal=SIGTERM" in stderr
+
+
+def test_once_exits_non_zero_when_the_database_is_away_instead_of_waiting_for_it():
+    # The loop would log and retry; a cron-style run must fail loudly instead.
+    process = start_scheduler("--once", url="mysql://root@127.0.0.1:1/jobsched_nowhere")
+    _, stderr = process.communicate(timeout=60)
+
+    assert process.returncode != 0
+    assert "Can't connect" in stderr, stderr
+    assert "event=tick" not in stderr
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
-from datetime import UTC, datetime, timedelta
+import uuid
+from datetime import datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -12,18 +14,12 @@ from django.test.utils import CaptureQueriesContext
 from jobs.models import Job, JobStatus
 from jobsched_project.ids import new_id
 from tasks.models import Task, TaskStatus
-from tests.factories import make_job, make_task
-from workers.scheduler import ROW_BYTES, Scheduler, _documents
+from tests.factories import db_now, make_job, make_task, make_tasks
+from workers.scheduler import ROW_BYTES, Scheduler, _document
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 MINUTE = timedelta(minutes=1)
-
-
-def db_now() -> datetime:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT NOW(6)")
-        return cursor.fetchone()[0].replace(tzinfo=UTC)
 
 
 def minute_floor(moment: datetime) -> datetime:
@@ -188,17 +184,7 @@ def kinds(captured: CaptureQueriesContext) -> list[str]:
 def _due_tasks(count: int) -> datetime:
     """`count` per-minute tasks due a minute ago; returns when they were due."""
     due = minute_floor(db_now()) - MINUTE
-    Task.objects.bulk_create(
-        Task(
-            tenant_id=f"tenant-{n % 3}",
-            name=f"t{n}",
-            http_url="https://example.com/hook",
-            cron_expression="* * * * *",
-            timezone="UTC",
-            next_run_at=due,
-        )
-        for n in range(count)
-    )
+    make_tasks(count, next_run_at=due)
     return due
 
 
@@ -206,7 +192,7 @@ def _due_tasks(count: int) -> datetime:
 def test_a_tick_issues_three_statements_whatever_the_batch_size(batch_size):
     _due_tasks(batch_size)
     scheduler = Scheduler(batch_size=batch_size, lookahead_seconds=0)
-    scheduler.rows_per_statement()  # read once per scheduler, before its first tick
+    scheduler.batch_limit()  # max_allowed_packet is read once per scheduler, before its first tick
 
     with CaptureQueriesContext(connection) as captured:
         result = scheduler.tick()
@@ -218,7 +204,7 @@ def test_a_tick_issues_three_statements_whatever_the_batch_size(batch_size):
 
 def test_an_empty_tick_issues_one_statement():
     scheduler = Scheduler(lookahead_seconds=0)
-    scheduler.rows_per_statement()
+    scheduler.batch_limit()
 
     with CaptureQueriesContext(connection) as captured:
         result = scheduler.tick()
@@ -228,40 +214,57 @@ def test_an_empty_tick_issues_one_statement():
     assert result.lag_seconds is None and not result.more_work
 
 
-def test_rows_beyond_one_packet_go_in_a_fixed_number_of_statements_per_batch_size():
-    due = _due_tasks(5)
+def test_a_batch_larger_than_one_statement_carries_is_capped_and_still_takes_three_statements():
+    due = minute_floor(db_now()) - MINUTE
+    make_tasks(5, next_run_at=due, cron_expression="0 0 1 1 *")  # not due again after their tick
     scheduler = Scheduler(batch_size=5, lookahead_seconds=0, rows_per_statement=2)
 
     with CaptureQueriesContext(connection) as captured:
-        result = scheduler.tick()
+        results = [scheduler.tick() for _ in range(4)]
 
-    # One select, then an insert and an update per document of at most 2 rows.
-    assert kinds(captured) == ["BEGIN", "SELECT", *["INSERT", "UPDATE"] * 3, "COMMIT"]
-    assert result.statements == 1 + 2 * 3
-    assert result.selected == Job.objects.count() == 5
-    assert Task.objects.filter(next_run_at=due + MINUTE).count() == 5
+    assert [(result.selected, result.full) for result in results] == [(2, True), (2, True), (1, False), (0, False)]
+    assert [result.statements for result in results] == [3, 3, 3, 1]
+    assert kinds(captured) == [*["BEGIN", "SELECT", "INSERT", "UPDATE", "COMMIT"] * 3, "BEGIN", "SELECT", "COMMIT"]
+    assert sorted(Job.objects.values_list("scheduled_at", flat=True)) == [due] * 5
+    assert Task.objects.filter(next_run_at__gt=due).count() == 5
 
 
-def test_the_document_size_limit_comes_from_max_allowed_packet():
+def test_the_batch_cap_comes_from_max_allowed_packet():
     with connection.cursor() as cursor:
         cursor.execute("SELECT @@max_allowed_packet")
         (packet,) = cursor.fetchone()
 
-    rows = Scheduler().rows_per_statement()
+    rows = Scheduler(batch_size=10**9).batch_limit()
 
     assert 0 < rows * ROW_BYTES < packet
-    assert rows >= 30_000  # the default 16 MiB holds ~150,000: one document per tick
+    assert rows >= 30_000  # the default 16 MiB holds ~150,000: the shipped batch is never capped
+    assert Scheduler().batch_limit() == 1000
 
 
 def test_the_longest_rows_fit_the_size_the_packet_budget_assumes():
     prev = datetime(2026, 12, 31, 23, 59, 59, 999999)  # a next run with microseconds: the longest row
-    rows = [(new_id().bytes, prev, "* * * * *", "UTC", 0) for _ in range(2)]
+    rows = [(new_id().bytes, prev, "* * * * *", "UTC", prev) for _ in range(2)]
 
-    (document,), _ = _documents(rows, rows_per_statement=10)
+    document, _ = _document(rows)
 
     connection.ensure_connection()
     escaped = connection.connection.escape_string(document)  # as the driver sends it
     assert len(escaped) <= 2 * ROW_BYTES + 2
+
+
+def test_the_document_carries_hex_ids_and_each_next_run_in_utc_to_the_microsecond():
+    cron_task, one_shot = new_id(), new_id()
+    prev = datetime(2026, 3, 29, 0, 30)  # naive UTC, as the driver returns DATETIME: 01:30 CET
+    rows = [(cron_task.bytes, prev, "0 3 * * *", "Europe/Madrid", prev), (one_shot.bytes, prev, None, None, prev)]
+
+    document, earliest = _document(rows)
+
+    (cron_row, one_shot_row) = json.loads(document)
+    assert cron_row[0] == cron_task.hex and one_shot_row[0] == one_shot.hex
+    assert uuid.UUID(cron_row[1]).version == 7 and cron_row[1] != one_shot_row[1]
+    assert cron_row[2] == "2026-03-29 01:00:00.000000"  # 03:00 CEST, the first run after the gap
+    assert one_shot_row[2] is None
+    assert earliest == datetime(2026, 3, 29, 1, 0)
 
 
 def test_a_schedule_with_no_next_run_gets_its_due_job_and_then_stops(caplog):

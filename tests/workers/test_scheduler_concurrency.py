@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
-from datetime import UTC, timedelta
+from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from jobs.models import Job
 from tasks.models import Task
+from tests.factories import db_now, make_tasks
 from tests.workers.scheduler_processes import start_scheduler, tick_records
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,25 +20,35 @@ TASKS = 2_000
 MINUTES_LATE = 5
 
 
-def test_two_schedulers_in_separate_processes_create_each_run_exactly_once():
+def lock_waits() -> int:
+    """Transactions of this database's connections now waiting on a row lock."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT NOW(6)")
-        now = cursor.fetchone()[0].replace(tzinfo=UTC)
-    start = now.replace(second=0, microsecond=0) - timedelta(minutes=MINUTES_LATE)
-    Task.objects.bulk_create(
-        Task(
-            tenant_id=f"tenant-{n % 4}",
-            name=f"t{n}",
-            http_url="https://example.com/hook",
-            cron_expression="* * * * *",
-            timezone="UTC",
-            next_run_at=start,
+        cursor.execute(
+            "SELECT COUNT(*) FROM information_schema.INNODB_TRX trx"
+            " JOIN information_schema.PROCESSLIST p ON p.ID = trx.trx_mysql_thread_id"
+            " WHERE trx.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()"
         )
-        for n in range(TASKS)
-    )
+        return cursor.fetchone()[0]
 
-    # Small batches and a late start, so the two catch up side by side for many ticks.
-    schedulers = [start_scheduler("--once", "--batch-size", "200", "--lookahead", "0") for _ in range(2)]
+
+def test_two_schedulers_in_separate_processes_create_each_run_exactly_once():
+    now = db_now()
+    start = now.replace(second=0, microsecond=0) - timedelta(minutes=MINUTES_LATE)
+    make_tasks(TASKS, next_run_at=start)
+
+    # Hold every task locked until both schedulers are blocked in their first tick's SELECT ...
+    # FOR UPDATE, so they really run side by side: small batches and a late start then keep
+    # them contending on the row locks for many ticks.
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM tasks FOR UPDATE")
+        schedulers = [start_scheduler("--once", "--batch-size", "200", "--lookahead", "0") for _ in range(2)]
+        deadline = time.monotonic() + 40  # under innodb_lock_wait_timeout (50 s)
+        while lock_waits() < 2:
+            exited = [process.poll() for process in schedulers]
+            assert exited == [None, None], [process.communicate() for process in schedulers]
+            assert time.monotonic() < deadline, "the two schedulers never waited on the locks together"
+            time.sleep(0.25)  # InnoDB refreshes INNODB_TRX only if it was not read in the last 0.1 s
     outputs = [process.communicate(timeout=180) for process in schedulers]
 
     for process, (_, stderr) in zip(schedulers, outputs, strict=True):

@@ -11,10 +11,9 @@ from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
 import pytest
-from django.db import connection
 
 from jobs.models import Job
-from tests.factories import make_task
+from tests.factories import db_now, make_task
 from workers.scheduler import Scheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,9 +26,7 @@ def utc(*parts: int) -> datetime:
 def scheduled_runs(*, cron: str, zone: str, first: datetime, ticks: int) -> list[datetime]:
     """Tick `ticks` times (one run each) from `first`; return the jobs' times, then the task's next run."""
     task = make_task(cron_expression=cron, timezone=zone, next_run_at=first)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT NOW(6)")
-        now = cursor.fetchone()[0].replace(tzinfo=UTC)
+    now = db_now()
     # These days are past, so every run is due; the lookahead keeps it so on a machine whose clock is earlier.
     scheduler = Scheduler(lookahead_seconds=max(0.0, (first - now).total_seconds() + 3 * 86400))
     for _ in range(ticks):

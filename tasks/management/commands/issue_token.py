@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from jobsched_project.auth import MAX_TENANT_ID_LENGTH, issue_token
+from jobsched_project.auth import MAX_TENANT_ID_LENGTH, is_valid_tenant_id, issue_token
 
 MAX_TTL_SECONDS = 30 * 24 * 3600
 
@@ -16,7 +16,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         tenant, ttl = options["tenant"], options["ttl"]
-        if not tenant or len(tenant) > MAX_TENANT_ID_LENGTH or not tenant.isprintable():
+        # The same rule the API applies to the claim: never print a token it would refuse.
+        if not is_valid_tenant_id(tenant):
             raise CommandError(f"--tenant: 1 to {MAX_TENANT_ID_LENGTH} printable characters")
         if not 0 < ttl <= MAX_TTL_SECONDS:
             raise CommandError(f"--ttl: 1 to {MAX_TTL_SECONDS} seconds")
