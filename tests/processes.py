@@ -1,0 +1,42 @@
+"""Real management commands as child processes, pointed at the test database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+
+
+def test_database_url() -> str:
+    """DATABASE_URL of the database this test runs against (test_..., not the developer's)."""
+    db = settings.DATABASES["default"]
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{db['NAME']}"
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment a child command needs to see the same database and test settings."""
+    return {**os.environ, "DATABASE_URL": test_database_url(), "DJANGO_SETTINGS_MODULE": "tests.settings", **extra}
+
+
+def start_manage(*args: str, env: dict[str, str], log_path: str | os.PathLike | None = None) -> subprocess.Popen:
+    """Start `manage.py <args>`; output goes to `log_path` (a pipe nobody reads could fill and block it)."""
+    command = [sys.executable, str(settings.BASE_DIR / "manage.py"), *args]
+    if log_path is None:
+        return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    with open(log_path, "w") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def wait_until(predicate: Callable[[], object], *, timeout: float = 30.0, what: str = "condition") -> None:
+    """Poll `predicate` until it is truthy; the real processes under test decide how long that takes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not met within {timeout} s")
