@@ -1,8 +1,9 @@
 """Real HTTP endpoints on 127.0.0.1 for executor tests, each in its own thread and event loop.
 
-`Receiver` records every request and answers by path:
-`/status/<code>` (3xx answers carry `Location: /landed`), `/slow/<seconds>`,
-`/big/<bytes>`, `/hang-on-attempt/<n>` (never answers attempt n), `/landed`, anything else 200 "ok".
+`Receiver` records every request and answers by path: `/status/<code>` (3xx
+answers carry `Location: /landed`), `/slow/<seconds>`, `/big/<bytes>`,
+`/trickle/<seconds>` (a body one byte per 0.1 s), `/hang-on-attempt/<n>` (never
+answers attempt n), `/landed`, anything else 200 "ok".
 `ConnectionTrap` is a bare TCP listener that only counts accepted connections:
 the proof that nothing dialled an address the egress check refused.
 """
@@ -122,6 +123,13 @@ class Receiver(_ThreadServer):
             if request.headers.get("X-Attempt") == parts[1]:
                 await asyncio.sleep(3600)  # until the caller gives up or dies
             return web.Response(text="ok")
+        if parts[0] == "trickle" and len(parts) == 2:
+            response = web.StreamResponse()
+            await response.prepare(request)  # the status line and headers go out at once
+            for _ in range(int(float(parts[1]) * 10)):
+                await response.write(b"x")
+                await asyncio.sleep(0.1)
+            return response
         if parts[0] == "big" and len(parts) == 2:
             return web.Response(body=b"x" * int(parts[1]))
         return web.Response(text="ok")

@@ -78,6 +78,11 @@ def test_a_slow_endpoint_times_out_at_the_tasks_timeout(receiver):
     assert delivery.error == ERROR_TIMEOUT
 
 
+def test_the_timeout_covers_a_body_that_trickles_in_after_quick_headers(receiver):
+    delivery = send(claimed(receiver.url("/trickle/3"), timeout_seconds=1), policy=_policy(receiver))
+    assert delivery.error == ERROR_TIMEOUT
+
+
 def test_a_refused_connection_fails_with_a_text_that_names_no_address():
     port = unused_port()
     delivery = send(claimed(f"http://127.0.0.1:{port}/hook"), policy=policy_for(f"127.0.0.1:{port}"))

@@ -230,3 +230,13 @@ def test_an_unknown_outcome_value_cannot_be_built():
     with pytest.raises(ValueError):
         Outcome("running")
     assert JobResult(uuid.uuid4(), 1, Outcome.DEAD).delay_seconds is None
+
+
+@pytestmark_db
+def test_column_values_after_a_null_first_row_are_written_whole():
+    jobs = _claim(2)
+    body = "é" * 2000 + "x" * 96  # 4 KiB of UTF-8 text after a first row with no body at all
+    results = [_result(jobs[0], None, error="timeout", body=None), _result(jobs[1], 200, body=body)]
+    record_results(worker_id="w-a", results=results)
+    assert Job.objects.get(id=jobs[1].id).response_body == body
+    assert Job.objects.get(id=jobs[0].id).response_body is None

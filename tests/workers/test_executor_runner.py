@@ -32,12 +32,16 @@ class Running:
         )
         self.started = threading.Event()
         self.totals = None
+        self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._main, daemon=True)
         self.thread.start()
         assert self.started.wait(10)
 
     def _main(self) -> None:
-        self.totals = asyncio.run(self.executor.run(started=self.started.set))
+        try:
+            self.totals = asyncio.run(self.executor.run(started=self.started.set))
+        except BaseException as exc:
+            self.error = exc
 
     def stop(self, timeout: float = 30) -> float:
         began = time.monotonic()
@@ -140,3 +144,15 @@ def test_the_executor_survives_its_database_connections_being_killed(receiver):
     finally:
         running.stop()
     assert running.totals.succeeded == 40
+
+
+def test_a_bug_in_the_claim_loop_stops_the_executor_with_an_error_instead_of_idling(receiver, monkeypatch):
+    def broken_claim(**kwargs):
+        raise ValueError("a bug")
+
+    monkeypatch.setattr("workers.executor.runner.claim_due_jobs", broken_claim)
+    running = Running(receiver)
+    running.thread.join(10)
+    assert not running.thread.is_alive()
+    assert isinstance(running.error, RuntimeError)
+    assert isinstance(running.error.__cause__, ValueError)

@@ -150,9 +150,9 @@ class DeliveryClient:
             return Delivery(error=ERROR_SECRET)
         content = job.body.encode() if job.body else None
         try:
+            if self.engine == "aiohttp":
+                return await self._send_aiohttp(job, headers, content)
             async with asyncio.timeout(job.timeout_seconds):
-                if self.engine == "aiohttp":
-                    return await self._send_aiohttp(job, headers, content)
                 return await self._send_httpx(job, headers, content)
         except EgressDenied as exc:
             # The reason (which may name addresses) is for operators; the tenant sees the generic text.
@@ -171,7 +171,12 @@ class DeliveryClient:
 
     async def _send_aiohttp(self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None) -> Delivery:
         session = self._session or self._open_session()
-        async with session.request(job.method, job.url, headers=headers, data=content, allow_redirects=False) as resp:
+        # total: the task's timeout over the whole call, connect to the last byte read.
+        timeout = aiohttp.ClientTimeout(total=job.timeout_seconds)
+        request = session.request(
+            job.method, job.url, headers=headers, data=content, allow_redirects=False, timeout=timeout
+        )
+        async with request as resp:
             chunks: list[bytes] = []
             size = 0
             while size < self._body_limit:

@@ -65,13 +65,13 @@ class ExecutorConfig:
     poll_seconds: float = 1.0
     grace_seconds: float = 30.0
     result_batch_max: int = 500
-    result_flush_seconds: float = 0.02
+    result_flush_seconds: float = 0.1  # bigger batches cost the database less per result
     metrics_every_seconds: float = 10.0
 
     @property
     def claim_min(self) -> int:
         """Claim again only when this many slots are free (tiny claims waste the database)."""
-        return max(1, self.concurrency // 10)
+        return max(1, self.concurrency // 4)
 
 
 @dataclass
@@ -125,7 +125,7 @@ class Executor:
         self.metrics = Metrics()
         self.totals = Metrics()
         self._held = 0  # claimed jobs not yet answered: parked on a timer or in flight
-        self._timers: dict[Any, asyncio.TimerHandle] = {}
+        self._timers: dict[object, tuple[asyncio.TimerHandle, list[ClaimedJob]]] = {}
         self._inflight: set[asyncio.Task[None]] = set()
         self._results: list[JobResult] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -178,14 +178,25 @@ class Executor:
         reporter = asyncio.create_task(self._report_loop())
         if started is not None:
             started()
+        crashed: BaseException | None = None
         try:
-            await self._stopping.wait()
-            await claimer  # it finishes the claim in progress, so no committed claim is lost
+            stop_waiter = asyncio.ensure_future(self._stopping.wait())
+            await asyncio.wait([stop_waiter, claimer, writer], return_when=asyncio.FIRST_COMPLETED)
+            stop_waiter.cancel()
+            for task in (claimer, writer):
+                if task.done() and not task.cancelled() and task.exception() is not None:
+                    # A bug, not the database (that is retried): wind down and exit non-zero to be restarted.
+                    crashed = task.exception()
+                    logger.error("executor loop crashed", exc_info=crashed, extra={"event": "crash"})
+            self._stopping.set()
+            if not claimer.done():
+                await claimer  # it finishes the claim in progress, so no committed claim is lost
             await self._drain(self._loop.time() + self.config.grace_seconds)
             self._writer_closing = True
             self._results_ready.set()
             try:
-                await asyncio.wait_for(writer, RESULT_FLUSH_RESERVE_SECONDS)
+                if not writer.done():
+                    await asyncio.wait_for(writer, RESULT_FLUSH_RESERVE_SECONDS)
             except TimeoutError:
                 logger.error(
                     "results not written before exit; the reconciler will return these jobs",
@@ -212,6 +223,8 @@ class Executor:
                     **self.totals.fields(),
                 },
             )
+        if crashed is not None:
+            raise RuntimeError("executor loop crashed") from crashed
         return self.totals
 
     async def _close_db_threads(self) -> None:
@@ -267,30 +280,36 @@ class Executor:
                 continue
             backoff = 0.0
             after = self._loop.time()
-            for job in jobs:
-                self._park(job, claimed_before=before, claimed_after=after)
+            self._park(jobs, claimed_before=before, claimed_after=after)
             self.metrics.claimed += len(jobs)
             if len(jobs) < free:
                 await self._sleep(config.poll_seconds)  # nothing more is due within the lookahead
 
-    def _park(self, job: ClaimedJob, *, claimed_before: float, claimed_after: float) -> None:
+    def _park(self, jobs: list[ClaimedJob], *, claimed_before: float, claimed_after: float) -> None:
+        """Put each job on a timer for its second; jobs of one claim due at the same instant share one."""
         assert self._loop is not None
-        self._held += 1
-        # Fire no earlier than the job's time on the database clock (the claim ended after NOW(3) was read).
-        when = claimed_after + max(0.0, job.due_in)
-        self._timers[job.id] = self._loop.call_at(when, self._fire, job, claimed_before)
+        self._held += len(jobs)
+        groups: dict[float, list[ClaimedJob]] = {}
+        for job in jobs:
+            groups.setdefault(max(0.0, job.due_in), []).append(job)
+        for due_in, group in groups.items():
+            key = object()
+            # Fire no earlier than the jobs' time on the database clock (the claim ended after NOW(3) was read).
+            handle = self._loop.call_at(claimed_after + due_in, self._fire, key, group, claimed_before)
+            self._timers[key] = (handle, group)
 
-    def _fire(self, job: ClaimedJob, claimed_before: float) -> None:
+    def _fire(self, key: object, group: list[ClaimedJob], claimed_before: float) -> None:
         assert self._loop is not None
-        self._timers.pop(job.id, None)
+        self._timers.pop(key, None)
         now = self._loop.time()
-        # Lateness on the database clock: how far past next_attempt_at we fire, plus how far that is past scheduled_at.
-        late = (now - claimed_before - job.due_in) + (job.next_attempt_at - job.scheduled_at).total_seconds()
-        self.metrics.fired += 1
-        self.metrics.lateness.append(max(0.0, late))
-        task = self._loop.create_task(self._deliver(job))
-        self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
+        for job in group:
+            # Lateness on the database clock: past next_attempt_at, plus how far that is past scheduled_at.
+            late = (now - claimed_before - job.due_in) + (job.next_attempt_at - job.scheduled_at).total_seconds()
+            self.metrics.lateness.append(max(0.0, late))
+            task = self._loop.create_task(self._deliver(job))
+            self._inflight.add(task)
+            task.add_done_callback(self._inflight.discard)
+        self.metrics.fired += len(group)
 
     async def _deliver(self, job: ClaimedJob) -> None:
         assert self._slots_freed is not None and self._results_ready is not None
@@ -307,6 +326,9 @@ class Executor:
             )
             self._results.append(result)
             self._results_ready.set()
+        except Exception:
+            # No result is written: the lease expires and the reconciler returns the job.
+            logger.exception("delivery failed unexpectedly", extra={"event": "delivery_crash", "job_id": str(job.id)})
         finally:
             self._held -= 1
             self._slots_freed.set()
@@ -325,8 +347,8 @@ class Executor:
             return
         # Past the grace period: these claims stay 'running' until their leases expire,
         # then the reconciler returns them (the attempt is already counted).
-        abandoned = len(self._timers) + len(self._inflight)
-        for handle in self._timers.values():
+        abandoned = sum(len(group) for _, group in self._timers.values()) + len(self._inflight)
+        for handle, _ in self._timers.values():
             handle.cancel()
         self._timers.clear()
         for task in list(self._inflight):
