@@ -18,6 +18,17 @@ def redacted_database_url() -> str:
     return urlunsplit(parts)
 
 
+def database_url_for(name: str | None = None) -> str:
+    """A DATABASE_URL for the connection in use (or another database on the same server).
+
+    Child processes (benches, end-to-end tests) get the database the parent is
+    really on, e.g. test_jobsched, rather than the one DATABASE_URL names.
+    """
+    db = settings.DATABASES["default"]
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{name or db['NAME']}"
+
+
 def describe_unreachable(exc: BaseException) -> str:
     reason = exc.args[1] if len(exc.args) > 1 else exc
     return f"jobsched: cannot reach the database at {redacted_database_url()} (DATABASE_URL): {reason}"

@@ -10,17 +10,12 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-
-def test_database_url() -> str:
-    """DATABASE_URL of the database this test runs against (test_..., not the developer's)."""
-    db = settings.DATABASES["default"]
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{db['NAME']}"
+from jobsched_project.database import database_url_for
 
 
 def child_env(**extra: str) -> dict[str, str]:
     """The environment a child command needs to see the same database and test settings."""
-    return {**os.environ, "DATABASE_URL": test_database_url(), "DJANGO_SETTINGS_MODULE": "tests.settings", **extra}
+    return {**os.environ, "DATABASE_URL": database_url_for(), "DJANGO_SETTINGS_MODULE": "tests.settings", **extra}
 
 
 def start_manage(*args: str, env: dict[str, str], log_path: str | os.PathLike | None = None) -> subprocess.Popen:

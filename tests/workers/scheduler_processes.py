@@ -8,24 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from django.conf import settings
+from jobsched_project.database import database_url_for
 
 ROOT = Path(__file__).resolve().parents[2]
 _FIELD = re.compile(r"(\w+)=('[^']*'|\S+)")
-
-
-def database_url() -> str:
-    """DATABASE_URL of the database this test runs on (test_..., not the configured one)."""
-    db = settings.DATABASES["default"]
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{db['NAME']}"
 
 
 def start_scheduler(*options: str, url: str | None = None) -> subprocess.Popen:
     """`manage.py run_scheduler *options` on the test database (or `url`), logging at INFO."""
     env = {
         **os.environ,
-        "DATABASE_URL": url or database_url(),
+        "DATABASE_URL": url or database_url_for(),
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "LOG_LEVEL": "INFO",
     }

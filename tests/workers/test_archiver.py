@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 import subprocess
 import sys
 import threading
@@ -21,7 +20,8 @@ from jobs.models import Job, JobStatus
 from jobs.services import RetryOutcome, job_retry
 from tests.factories import make_job, make_task
 from tests.history.conftest import make_record
-from tests.workers.scheduler_processes import ROOT, database_url
+from tests.processes import child_env
+from tests.workers.scheduler_processes import ROOT
 from workers.archiver import Archiver
 
 pytestmark = pytest.mark.django_db
@@ -236,16 +236,10 @@ def test_a_manual_retry_racing_the_archiver_keeps_the_job_in_the_queue():
 
 def run_archiver_once(history_backend: str) -> subprocess.CompletedProcess:
     """`manage.py run_archiver --once` as a real process, on the test database."""
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url(),
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "HISTORY_BACKEND": history_backend,
-    }
     return subprocess.run(
         [sys.executable, "manage.py", "run_archiver", "--once"],
         cwd=ROOT,
-        env=env,
+        env=child_env(HISTORY_BACKEND=history_backend),
         capture_output=True,
         text=True,
         timeout=60,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -11,7 +10,8 @@ import MySQLdb
 import pytest
 from django.conf import settings
 
-from tests.workers.scheduler_processes import ROOT, database_url
+from tests.processes import child_env
+from tests.workers.scheduler_processes import ROOT
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ def bench_database():
 
 def test_the_benchmark_checks_every_job_and_writes_its_figures(bench_database, tmp_path):
     output = tmp_path / "scheduler.json"
-    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    env = child_env()
 
     finished = subprocess.run(
         [
@@ -71,7 +71,7 @@ def test_the_benchmark_checks_every_job_and_writes_its_figures(bench_database, t
 
 
 def test_the_benchmark_refuses_a_database_that_is_not_a_bench_one():
-    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    env = child_env()
 
     finished = subprocess.run(
         [sys.executable, "manage.py", "bench_scheduler", "--database", settings.DATABASES["default"]["NAME"]],

@@ -31,6 +31,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from jobs.sql import QUERIES
+from jobsched_project.database import database_url_for
 from jobsched_project.ids import new_id
 
 INSERT_BATCH = 2000
@@ -83,11 +84,6 @@ class Command(BaseCommand):
         )
 
     # -- database ---------------------------------------------------------------
-
-    def _database_url(self, name: str) -> str:
-        db = settings.DATABASES["default"]
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-        return f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{name}"
 
     def _connect(self, name: str):
         db = settings.DATABASES["default"]
@@ -149,7 +145,7 @@ class Command(BaseCommand):
         name = options["database"]
         if not name.replace("_", "").isalnum():
             raise CommandError(f"--database: bad name {name!r}")
-        url = self._database_url(name)
+        url = database_url_for(name)
         child_env = {**os.environ, "DATABASE_URL": url}
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         for command in (["ensure_database"], ["migrate", "--noinput", "-v0"]):

@@ -28,6 +28,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from jobsched_project.database import database_url_for
 from jobsched_project.ids import new_id
 from workers.loop import StopFlag, WorkerLoop
 from workers.scheduler import Scheduler
@@ -330,11 +331,9 @@ class _SchedulerProcesses:
     """`processes` real `manage.py run_scheduler` processes on the bench database."""
 
     def __init__(self, processes: int, batch_size: int) -> None:
-        db = settings.DATABASES["default"]
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
         self.env = {
             **os.environ,
-            "DATABASE_URL": f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{db['NAME']}",
+            "DATABASE_URL": database_url_for(),
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "jobsched_project.settings"),
             "LOG_LEVEL": "INFO",
         }
