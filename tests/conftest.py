@@ -8,6 +8,9 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
+from history.memory import InMemoryHistoryStore
+from history.stores import set_history_store
+
 
 @pytest.fixture(autouse=True)
 def _fresh_throttle_counts():
@@ -77,3 +80,12 @@ def fake_dns(monkeypatch):
 
     monkeypatch.setattr(tasks.targets, "resolver", resolve)
     return FAKE_DNS
+
+
+@pytest.fixture
+def store():
+    """An in-memory history store in place of the configured one (inspectable; `fail_with` makes it raise)."""
+    store = InMemoryHistoryStore()
+    set_history_store(store)
+    yield store
+    set_history_store(None)

@@ -43,14 +43,6 @@ class CrashAfterHistoryWrite(InMemoryHistoryStore):
             raise SimulatedCrash
 
 
-@pytest.fixture
-def store():
-    store = InMemoryHistoryStore()
-    set_history_store(store)
-    yield store
-    set_history_store(None)
-
-
 def finished_job(task, status, age, *, scheduled_minutes_ago=None, **overrides):
     """A terminal job of `task` that finished `age` ago (each with its own scheduled_at)."""
     now = timezone.now()
