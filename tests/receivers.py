@@ -3,7 +3,8 @@
 `Receiver` records every request and answers by path: `/status/<code>` (3xx
 answers carry `Location: /landed`), `/slow/<seconds>`, `/big/<bytes>`,
 `/trickle/<seconds>` (a body one byte per 0.1 s), `/hang-on-attempt/<n>` (never
-answers attempt n), `/landed`, anything else 200 "ok".
+answers attempt n), `/echo-headers` (the request's headers as the body),
+`/landed`, anything else 200 "ok".
 `ConnectionTrap` is a bare TCP listener that only counts accepted connections:
 the proof that nothing dialled an address the egress check refused.
 """
@@ -130,6 +131,8 @@ class Receiver(_ThreadServer):
                 await response.write(b"x")
                 await asyncio.sleep(0.1)
             return response
+        if parts[0] == "echo-headers":
+            return web.Response(text="\n".join(f"{name}: {value}" for name, value in request.headers.items()))
         if parts[0] == "big" and len(parts) == 2:
             return web.Response(body=b"x" * int(parts[1]))
         return web.Response(text="ok")

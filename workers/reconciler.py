@@ -28,13 +28,12 @@ def sweep_expired_leases(*, limit: int = DEFAULT_SWEEP_LIMIT) -> int:
 
 def reconcile_step(*, limit: int = DEFAULT_SWEEP_LIMIT, max_sweeps: int = 100) -> bool:
     """Sweep while each sweep fills the limit; True (busy) when the last one was full."""
-    total = 0
-    sweeps = 0
-    returned = limit
-    while returned >= limit and sweeps < max_sweeps:
-        returned = sweep_expired_leases(limit=limit)
-        total += returned
-        sweeps += 1
-    if total:
-        logger.info("expired leases returned", extra={"event": "reconcile", "jobs": total, "sweeps": sweeps})
-    return returned >= limit
+    returned: list[int] = []
+    while len(returned) < max_sweeps and (not returned or returned[-1] >= limit):
+        returned.append(sweep_expired_leases(limit=limit))
+    if any(returned):
+        logger.info(
+            "expired leases returned",
+            extra={"event": "reconcile", "jobs": sum(returned), "sweeps": len(returned), "per_sweep": returned},
+        )
+    return returned[-1] >= limit

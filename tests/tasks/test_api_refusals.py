@@ -330,3 +330,21 @@ def test_json_nested_too_deeply_is_400_not_500(client, raw):
     response = client.generic("POST", TASKS, raw, content_type="application/json", HTTP_IDEMPOTENCY_KEY="k")
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"name": "ok", "http": {"method": "\ud800"}}, "http.method"),
+        ({"name": "ok", "schedule": {"cron": "* * * * *", "timezone": "Europe/\udfff"}}, "schedule.timezone"),
+        ({"name": "ok", "http": {"headers": {"X-Ok": "a\ud800"}}}, "http.headers.X-Ok"),
+        ({"\ud800": 1}, "body"),
+    ],
+)
+def test_a_lone_surrogate_anywhere_is_400_naming_where_it_is(client, body, field):
+    # Found by the fuzz run: DRF echoed the value in an error it then could not encode (a 500).
+    response = client.post(TASKS, json.dumps(body), content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    assert field in response.json()["errors"]
+    assert not Task.objects.exists()

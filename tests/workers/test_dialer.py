@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import socket
 
+import aiohttp
 import pytest
 from aiohttp.abc import AbstractResolver
 
 from tasks.egress import GENERIC_MESSAGE, EgressDenied
 from tests.receivers import ConnectionTrap, Receiver
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
-from workers.executor.dialer import VettingResolver
+from workers.executor.dialer import DialRefused, VettingResolver, vetted_socket_factory
 
 PUBLIC = "93.184.215.14"
 
@@ -68,11 +69,42 @@ def test_an_answer_mixing_public_and_private_addresses_is_refused_whole():
     assert private.connections == 0
 
 
-def test_an_ip_literal_skips_the_resolver_but_not_the_check():
+def test_an_ip_literal_skips_the_resolver_but_not_the_check(caplog):
     with ConnectionTrap() as private:
         delivery = send(claimed(f"http://127.0.0.1:{private.port}/"), policy=policy_for())
     assert delivery.error == GENERIC_MESSAGE
     assert private.connections == 0
+    (refusal,) = [r for r in caplog.records if getattr(r, "event", None) == "egress_denied"]
+    assert "127.0.0.1" in refusal.reason  # refused by the socket factory, right before connect()
+
+
+def test_the_socket_factory_alone_stops_a_connection_the_resolver_did_not_vet():
+    """Defence in depth: even a resolver that vets nothing cannot get a private address dialled."""
+    with ConnectionTrap(host="127.0.0.2") as private:
+
+        async def main():
+            connector = aiohttp.TCPConnector(
+                resolver=ScriptedResolver(["127.0.0.2"]), socket_factory=vetted_socket_factory(policy_for())
+            )
+            async with aiohttp.ClientSession(connector=connector) as session:
+                await session.get(f"http://hooks.example.com:{private.port}/")
+
+        with pytest.raises(aiohttp.ClientConnectorError) as caught:
+            asyncio.run(main())
+    assert isinstance(caught.value.__cause__, DialRefused)
+    assert str(caught.value.__cause__) == GENERIC_MESSAGE
+    assert private.connections == 0
+
+
+def test_the_socket_factory_opens_a_socket_only_for_an_admitted_address_and_port():
+    factory = vetted_socket_factory(policy_for("127.0.0.1:8080"))
+    with factory((socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("127.0.0.1", 8080))) as sock:
+        assert sock.family == socket.AF_INET
+    for address in (("127.0.0.1", 8081), ("10.0.0.7", 443), ("169.254.169.254", 80)):
+        with pytest.raises(DialRefused):
+            factory((socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", address))
+    with pytest.raises(DialRefused):
+        factory((socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", ("::ffff:10.0.0.7", 443, 0, 0)))
 
 
 def test_an_ipv4_mapped_ipv6_literal_is_judged_as_the_ipv4_it_maps():

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from datetime import timedelta
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from jobs.models import Job, JobStatus
+from tests.processes import child_env, start_manage, wait_until
 from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
 
@@ -21,36 +19,18 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _env(receiver: Receiver) -> dict[str, str]:
-    db = settings.DATABASES["default"]
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return {
-        **os.environ,
-        # The child must use the test database, not the developer's.
-        "DATABASE_URL": f"mysql://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 3306}/{db['NAME']}",
-        "DJANGO_SETTINGS_MODULE": "tests.settings",
-        "EGRESS_ALLOWLIST": f"127.0.0.1:{receiver.port}",
-    }
+    return child_env(EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
 
 
-def _manage(*args: str, env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(settings.BASE_DIR / "manage.py"), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+def _while_alive(process: subprocess.Popen, predicate):
+    """`predicate` for wait_until that fails at once if the process under test has died."""
 
+    def check():
+        if process.poll() is not None:
+            raise AssertionError(f"process exited early with {process.returncode}")
+        return predicate()
 
-def _wait_until(predicate, timeout: float = 30.0, process: subprocess.Popen | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        if process is not None and process.poll() is not None:
-            raise AssertionError(f"process exited early:\n{process.stdout.read()}")
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
+    return check
 
 
 def _statuses(ids):
@@ -63,12 +43,15 @@ def receiver():
         yield server
 
 
-def test_sigterm_stops_claiming_lets_calls_finish_within_the_grace_period_and_exits(receiver):
+def test_sigterm_stops_claiming_lets_calls_finish_within_the_grace_period_and_exits(receiver, tmp_path):
     quick = bulk_jobs(4, url=receiver.url("/slow/1"), next_attempt_at=db_now())
     stuck = bulk_jobs(2, url=receiver.url("/slow/30"), timeout_seconds=60, next_attempt_at=db_now())
-    executor = _manage("run_executor", "--worker-id", "w-e2e", "--poll", "0.3", "--grace", "3", env=_env(receiver))
+    log = tmp_path / "executor.log"
+    executor = start_manage(
+        "run_executor", "--worker-id", "w-e2e", "--poll", "0.3", "--grace", "3", env=_env(receiver), log_path=log
+    )
     try:
-        _wait_until(lambda: len(receiver.received()) == 6, process=executor)
+        wait_until(_while_alive(executor, lambda: len(receiver.received()) == 6), what="six calls")
         later = bulk_jobs(3, url=receiver.url("/hook"), next_attempt_at=db_now())
         executor.send_signal(signal.SIGTERM)
         started = time.monotonic()
@@ -77,7 +60,7 @@ def test_sigterm_stops_claiming_lets_calls_finish_within_the_grace_period_and_ex
     finally:
         if executor.poll() is None:
             executor.kill()
-    output = executor.stdout.read()
+    output = log.read_text()
     assert executor.returncode == 0, output
     assert took < 3 + 3  # the grace period, plus the final result flush and interpreter exit
     statuses = _statuses(quick + stuck + later)
@@ -93,9 +76,9 @@ def test_a_sigkilled_executors_jobs_are_returned_once_by_the_reconciler_and_comp
     ids = bulk_jobs(5, url=receiver.url("/hang-on-attempt/1"), max_attempts=3, next_attempt_at=db_now())
     (last,) = bulk_jobs(1, url=receiver.url("/hang-on-attempt/1"), max_attempts=1, next_attempt_at=db_now())
     env = _env(receiver)
-    first = _manage("run_executor", "--worker-id", "w-killed", "--poll", "0.3", env=env)
+    first = start_manage("run_executor", "--worker-id", "w-killed", "--poll", "0.3", env=env)
     try:
-        _wait_until(lambda: len(receiver.received()) == 6, process=first)
+        wait_until(_while_alive(first, lambda: len(receiver.received()) == 6), what="six calls")
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait(10)
@@ -104,15 +87,17 @@ def test_a_sigkilled_executors_jobs_are_returned_once_by_the_reconciler_and_comp
     # The leases run to the job's time + timeout + 30 s; move them into the past instead of waiting.
     with connection.cursor() as cursor:
         cursor.execute("UPDATE jobs SET lease_expires_at = NOW(3) - INTERVAL 1 SECOND WHERE worker_id = 'w-killed'")
-    reconciler = _manage("run_reconciler", "--once", env=env)
-    assert reconciler.wait(30) == 0, reconciler.stdout.read()
+    assert start_manage("run_reconciler", "--once", env=env).wait(30) == 0
     statuses = _statuses([*ids, last])
     assert all(statuses[i] == (JobStatus.PENDING, 1, None) for i in ids)  # the attempt counted once
     assert statuses[last] == (JobStatus.DEAD, 1, None)  # its only attempt was the lost one
 
-    second = _manage("run_executor", "--worker-id", "w-second", "--poll", "0.3", env=env)
+    second = start_manage("run_executor", "--worker-id", "w-second", "--poll", "0.3", env=env)
     try:
-        _wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 5, process=second)
+        wait_until(
+            _while_alive(second, lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 5),
+            what="the second executor's successes",
+        )
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(15)
@@ -130,6 +115,5 @@ def test_a_lease_that_has_not_expired_survives_a_reconciler_process(receiver):
             " lease_expires_at = NOW(3) + INTERVAL 60 SECOND WHERE id IN (%s, %s)",
             [ids[0].bytes, ids[1].bytes],
         )
-    reconciler = _manage("run_reconciler", "--once", env=_env(receiver))
-    assert reconciler.wait(30) == 0
+    assert start_manage("run_reconciler", "--once", env=_env(receiver)).wait(30) == 0
     assert all(status == (JobStatus.RUNNING, 1, "w-alive") for status in _statuses(ids).values())

@@ -7,8 +7,8 @@ import pytest
 from tasks.egress import GENERIC_MESSAGE
 from tests.receivers import ConnectionTrap, Receiver, unused_port
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
-from workers.executor.http import ERROR_CONNECTION, ERROR_SECRET, ERROR_TIMEOUT, USER_AGENT
-from workers.executor.secrets import InMemorySecrets
+from workers.executor.http import ERROR_CONNECTION, ERROR_SECRET, ERROR_TIMEOUT, REDACTED, USER_AGENT
+from workers.executor.secrets import InMemorySecrets, MountedSecrets
 
 pytestmark = pytest.mark.usefixtures("each_engine")
 __all__ = ["each_engine"]  # the fixture, imported for pytest
@@ -58,12 +58,34 @@ def test_the_secret_named_by_secret_ref_is_resolved_at_send_time_into_authorizat
     assert request.headers["Authorization"] == "Bearer s3cret"
 
 
-def test_a_missing_secret_fails_the_attempt_without_calling(receiver):
+def test_a_secret_echoed_back_by_the_endpoint_is_redacted_before_it_could_be_stored(receiver):
+    secrets = InMemorySecrets({"hook-token": "Bearer s3cret-token"})
+    job = claimed(receiver.url("/echo-headers"), secret_ref="hook-token")
+    delivery = send(job, policy=_policy(receiver), secrets=secrets)
+    assert delivery.http_status == 200
+    assert str(job.id) in delivery.response_body  # the echo really came back
+    assert "s3cret-token" not in delivery.response_body
+    assert f": {REDACTED}" in delivery.response_body
+
+
+def test_a_missing_secret_fails_the_attempt_without_calling_and_tells_the_operator(receiver, caplog):
     delivery = send(
         claimed(receiver.url("/hook"), secret_ref="absent"), policy=_policy(receiver), secrets=InMemorySecrets({})
     )
     assert delivery.error == ERROR_SECRET
     assert receiver.received() == []
+    (record,) = [r for r in caplog.records if getattr(r, "event", None) == "secret_unavailable"]
+    assert record.secret_ref == "absent"
+
+
+def test_a_secret_value_never_reaches_the_logs(receiver, tmp_path, caplog):
+    (tmp_path / "tok").write_text("Bearer leaked-value\nX-Injected: 1")
+    delivery = send(
+        claimed(receiver.url("/hook"), secret_ref="tok"), policy=_policy(receiver), secrets=MountedSecrets(tmp_path)
+    )
+    assert delivery.error == ERROR_SECRET
+    assert caplog.records
+    assert all("leaked-value" not in record.getMessage() + str(record.__dict__) for record in caplog.records)
 
 
 def test_redirects_are_not_followed(receiver):

@@ -12,7 +12,7 @@ from jobs.models import Job, JobStatus
 from tests.workers.executor_db import bulk_jobs, db_now
 from workers.executor.backoff import MAX_BACKOFF_SECONDS, retry_delay_seconds
 from workers.executor.claims import claim_due_jobs
-from workers.executor.results import JobResult, Outcome, decide, record_results
+from workers.executor.results import Outcome, decide, record_results
 from workers.reconciler import sweep_expired_leases
 
 
@@ -55,7 +55,7 @@ def test_anything_else_is_retried_with_backoff(status, error, text):
     assert (result.outcome, result.error, result.delay_seconds) == (Outcome.RETRY, text, 20)
 
 
-@pytest.mark.parametrize(("attempt", "delay"), [(1, 10), (2, 20), (3, 40), (4, 80), (10, 5120)])
+@pytest.mark.parametrize(("attempt", "delay"), [(1, 10), (2, 20), (3, 40), (4, 80), (10, 5120), (14, 81920)])
 def test_backoff_doubles_from_the_base(attempt, delay):
     assert retry_delay_seconds(attempt=attempt, backoff_base_seconds=10) == delay
 
@@ -184,6 +184,16 @@ def _expire_lease(job_id):
         cursor.execute("UPDATE jobs SET lease_expires_at = NOW(3) - INTERVAL 1 SECOND WHERE id = %s", [job_id.bytes])
 
 
+def _lease_lost_then_reclaimed_by_the_same_worker():
+    """A (w-a) claims attempt 1, its lease expires, the reconciler returns it, w-a claims attempt 2."""
+    (job_a,) = _claim()
+    _expire_lease(job_a.id)
+    assert sweep_expired_leases(limit=100) == 1
+    (job_b,) = claim_due_jobs(worker_id="w-a", limit=1, lookahead_seconds=1)
+    assert (job_b.id, job_b.attempt) == (job_a.id, 2)
+    return job_a, job_b
+
+
 @pytestmark_db
 def test_late_result_before_the_reconciler_wins_and_the_reconciler_no_longer_matches():
     (job,) = _claim()
@@ -208,10 +218,7 @@ def test_late_result_between_the_reconciler_and_the_reclaim_is_dropped_and_the_j
 
 @pytestmark_db
 def test_late_result_after_the_reclaim_by_the_same_worker_id_is_dropped_and_leaves_the_new_claim_untouched():
-    (job_a,) = _claim()
-    _expire_lease(job_a.id)
-    assert sweep_expired_leases(limit=100) == 1
-    (job_b,) = claim_due_jobs(worker_id="w-a", limit=1, lookahead_seconds=1)  # same pod, attempt 2
+    job_a, job_b = _lease_lost_then_reclaimed_by_the_same_worker()
     before = Job.objects.get(id=job_a.id)
     report = record_results(worker_id="w-a", results=[_result(job_a, 200)])
     assert report.written == [] and len(report.dropped) == 1
@@ -226,10 +233,14 @@ def test_late_result_after_the_reclaim_by_the_same_worker_id_is_dropped_and_leav
     assert Job.objects.get(id=job_a.id).error == "HTTP 500"
 
 
-def test_an_unknown_outcome_value_cannot_be_built():
-    with pytest.raises(ValueError):
-        Outcome("running")
-    assert JobResult(uuid.uuid4(), 1, Outcome.DEAD).delay_seconds is None
+@pytestmark_db
+def test_a_batch_holding_an_old_and_a_new_result_for_one_job_writes_only_the_current_attempts():
+    job_a, job_b = _lease_lost_then_reclaimed_by_the_same_worker()
+    late, current = _result(job_a, 200), _result(job_b, 500)
+    report = record_results(worker_id="w-a", results=[current, late])
+    assert (report.written, report.dropped) == ([current], [late])
+    row = Job.objects.get(id=job_a.id)
+    assert (row.status, row.attempt, row.error) == (JobStatus.PENDING, 2, "HTTP 500")
 
 
 @pytestmark_db

@@ -11,6 +11,7 @@ import pytest
 from django.db import connection
 
 from jobs.models import Job, JobStatus
+from tests.processes import wait_until
 from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
 from tests.workers.executor_helpers import policy_for
@@ -51,15 +52,6 @@ class Running:
         return time.monotonic() - began
 
 
-def _wait_until(predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
-
-
 @pytest.fixture
 def receiver():
     with Receiver() as server:
@@ -70,7 +62,7 @@ def test_due_jobs_are_fired_once_each_and_recorded(receiver):
     ids = bulk_jobs(120, url=receiver.url("/hook"), next_attempt_at=db_now() - timedelta(seconds=1))
     running = Running(receiver)
     try:
-        _wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 120)
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 120)
     finally:
         running.stop()
     keys = [r.headers["Idempotency-Key"] for r in receiver.received("/hook")]
@@ -83,7 +75,7 @@ def test_a_job_fires_on_its_second_not_at_the_claim(receiver):
     (job_id,) = bulk_jobs(1, url=receiver.url("/on-time"), next_attempt_at=due, scheduled_at=due)
     running = Running(receiver, poll_seconds=3.0)  # claims it well ahead of time
     try:
-        _wait_until(lambda: Job.objects.get(id=job_id).status == JobStatus.SUCCEEDED)
+        wait_until(lambda: Job.objects.get(id=job_id).status == JobStatus.SUCCEEDED)
     finally:
         running.stop()
     (request,) = receiver.received("/on-time")
@@ -98,7 +90,7 @@ def test_failures_are_retried_with_backoff_and_end_dead_at_max_attempts(receiver
     )
     running = Running(receiver, poll_seconds=0.2)
     try:
-        _wait_until(lambda: Job.objects.get(id=job_id).status == JobStatus.DEAD)
+        wait_until(lambda: Job.objects.get(id=job_id).status == JobStatus.DEAD)
     finally:
         running.stop()
     row = Job.objects.get(id=job_id)
@@ -109,7 +101,7 @@ def test_failures_are_retried_with_backoff_and_end_dead_at_max_attempts(receiver
 def test_stop_lets_in_flight_calls_finish_within_the_grace_period(receiver):
     ids = bulk_jobs(5, url=receiver.url("/slow/1"), next_attempt_at=db_now())
     running = Running(receiver, grace_seconds=5.0)
-    _wait_until(lambda: len(receiver.received("/slow/1")) == 5)
+    wait_until(lambda: len(receiver.received("/slow/1")) == 5)
     took = running.stop()
     assert took < 5.0
     assert Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 5
@@ -118,7 +110,7 @@ def test_stop_lets_in_flight_calls_finish_within_the_grace_period(receiver):
 def test_calls_still_running_after_the_grace_period_are_left_to_the_reconciler(receiver):
     ids = bulk_jobs(3, url=receiver.url("/slow/4"), timeout_seconds=10, next_attempt_at=db_now())
     running = Running(receiver, grace_seconds=0.5)
-    _wait_until(lambda: len(receiver.received("/slow/4")) == 3)
+    wait_until(lambda: len(receiver.received("/slow/4")) == 3)
     took = running.stop()
     assert took < 3.0
     rows = Job.objects.filter(id__in=ids)
@@ -130,7 +122,7 @@ def test_the_executor_survives_its_database_connections_being_killed(receiver):
     first = bulk_jobs(20, url=receiver.url("/hook"), next_attempt_at=db_now())
     running = Running(receiver, poll_seconds=0.2)
     try:
-        _wait_until(lambda: Job.objects.filter(id__in=first, status=JobStatus.SUCCEEDED).count() == 20)
+        wait_until(lambda: Job.objects.filter(id__in=first, status=JobStatus.SUCCEEDED).count() == 20)
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT id FROM information_schema.PROCESSLIST WHERE db = DATABASE() AND id <> CONNECTION_ID()"
@@ -140,7 +132,7 @@ def test_the_executor_survives_its_database_connections_being_killed(receiver):
                 cursor.execute(f"KILL CONNECTION {int(victim)}")
         assert victims  # the executor's claim and result connections
         second = bulk_jobs(20, url=receiver.url("/hook"), next_attempt_at=db_now())
-        _wait_until(lambda: Job.objects.filter(id__in=second, status=JobStatus.SUCCEEDED).count() == 20)
+        wait_until(lambda: Job.objects.filter(id__in=second, status=JobStatus.SUCCEEDED).count() == 20)
     finally:
         running.stop()
     assert running.totals.succeeded == 40

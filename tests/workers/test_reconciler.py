@@ -82,11 +82,20 @@ def test_a_job_never_runs_more_than_max_attempts_times_through_lease_expiries():
     assert Job.objects.get(id=job.id).status == JobStatus.DEAD
 
 
-def test_a_step_repeats_the_sweep_while_it_fills_the_limit():
+def test_a_step_repeats_the_sweep_while_it_fills_the_limit_and_logs_each_sweeps_count(caplog):
     jobs = _claimed(25)
     _expire(*jobs)
-    assert reconcile_step(limit=10) is False  # 10 + 10 + 5: the last sweep was not full
+    assert reconcile_step(limit=10) is False  # the last sweep was not full
     assert Job.objects.filter(status=JobStatus.PENDING, error="lease expired").count() == 25
+    (record,) = [r for r in caplog.records if getattr(r, "event", None) == "reconcile"]
+    assert (record.per_sweep, record.jobs) == ([10, 10, 5], 25)
+
+
+def test_a_step_that_hits_its_sweep_cap_while_still_full_reports_busy():
+    jobs = _claimed(25)
+    _expire(*jobs)
+    assert reconcile_step(limit=10, max_sweeps=2) is True  # the loop comes back at once
+    assert Job.objects.filter(status=JobStatus.RUNNING).count() == 5
 
 
 def test_a_step_with_nothing_expired_is_idle():

@@ -72,7 +72,7 @@ def _job_from_row(row: tuple[Any, ...]) -> ClaimedJob:
         tenant_id=tenant_id,
         task_id=uuid.UUID(bytes=bytes(task_id)),
         scheduled_at=_utc(scheduled_at),
-        attempt=attempt + 1,
+        attempt=attempt + 1,  # locked since the SELECT, so this is what the UPDATE's attempt + 1 wrote
         max_attempts=max_attempts,
         next_attempt_at=next_attempt_at,
         timeout_seconds=timeout,
@@ -102,6 +102,8 @@ def claim_due_jobs(*, worker_id: str, limit: int, lookahead_seconds: float) -> l
     """
     if limit <= 0:
         return []
+    # Read outside the transaction, so it can be stale: a level emptied meanwhile yields no rows
+    # (SKIP LOCKED decides), a level that became due meanwhile is claimed by the next poll.
     levels = due_priorities(lookahead_seconds=lookahead_seconds)
     if not levels:
         return []

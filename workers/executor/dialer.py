@@ -1,35 +1,45 @@
-"""The dial-time egress check, inside aiohttp's connection path.
+"""The dial-time egress check, inside aiohttp's connection path, on its public hooks only.
 
 The create-time URL check loses to DNS rebinding (a name that answered a public
 address then answers a private one), so the executor checks again when the
-real address is known: after resolution, right before connect(). aiohttp
-connects to exactly the addresses its resolver returns (no second lookup), and
-TLS still verifies the URL's host name, so the check is:
+real address is known. aiohttp connects to exactly the addresses its resolver
+returns (no second lookup), and TLS still verifies the URL's host name. Two
+hooks, both public `TCPConnector` arguments:
 
-- `VettingResolver`: resolve with the inner resolver, vet EVERY answer with the
-  egress policy (all or nothing), return only vetted answers.
-- `VettedConnector`: aiohttp skips the resolver for IP-literal hosts (and serves
-  repeat lookups from its DNS cache), so its `_resolve_host` — the one path
-  every new connection's addresses come through — vets what it returns too.
-  All connections in its pool were opened through that path, so reusing one
-  never skips the check.
+- `resolver=VettingResolver`: resolve with the inner resolver, vet EVERY
+  answer (all or nothing: a public + private mix is what rebinding serves) and
+  the name itself; an unresolvable name is refused the same way.
+- `socket_factory=vetted_socket_factory`: the analogue of Go's dialer Control
+  hook. aiohappyeyeballs calls it for every socket, with the exact address and
+  port about to be passed to connect(): resolver answers, DNS-cache hits and IP
+  literals (which skip the resolver) alike. Nothing else in aiohttp opens a
+  socket, so every pooled connection was vetted and reusing one skips nothing.
+  (This replaced an override of the private `TCPConnector._resolve_host`, which
+  would silently stop being called if aiohttp renamed it.)
 
-Refusals raise `EgressDenied` (str() is the generic "destination not allowed");
-a name that does not resolve is refused the same way, so the tenant cannot
-tell the two apart.
+Refusals carry the generic "destination not allowed" as their text; the reason
+(which may name addresses) is only for our logs.
 """
 
 from __future__ import annotations
 
 import socket
-from collections.abc import Sequence
 from typing import Any
 
+from aiohappyeyeballs import AddrInfoType, SocketFactoryType
 from aiohttp import TCPConnector
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
-from tasks.egress import EgressDenied, EgressPolicy
+from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+
+
+class DialRefused(OSError):
+    """The socket factory refused an address; an OSError because that is what aiohttp expects there."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(GENERIC_MESSAGE)
+        self.reason = reason
 
 
 class VettingResolver(AbstractResolver):
@@ -54,15 +64,23 @@ class VettingResolver(AbstractResolver):
         await self._inner.close()
 
 
-class VettedConnector(TCPConnector):
-    """A TCP connector whose every new connection goes to a vetted address."""
+def vetted_socket_factory(policy: EgressPolicy) -> SocketFactoryType:
+    """A socket factory that refuses to open a socket for an address the policy refuses."""
 
-    def __init__(self, *, policy: EgressPolicy, resolver: AbstractResolver | None = None, **kwargs: Any) -> None:
-        super().__init__(resolver=VettingResolver(policy, resolver), **kwargs)
-        self._egress_policy = policy
+    def open_socket(addr_info: AddrInfoType) -> socket.socket:
+        family, type_, proto, _, address = addr_info
+        try:
+            # Right before connect(): this (address, port) is exactly what the socket will dial.
+            policy.check_destination(address[0], address[1])
+        except EgressDenied as exc:
+            raise DialRefused(exc.reason) from None
+        return socket.socket(family=family, type=type_, proto=proto)
 
-    async def _resolve_host(self, host: str, port: int, traces: Sequence[Any] | None = None) -> list[ResolveResult]:
-        answers = await super()._resolve_host(host, port, traces=traces)  # type: ignore[arg-type]
-        # aiohttp returns IP literals without asking the resolver: vet them (and cached answers) here.
-        self._egress_policy.vet_resolved(host, port, [answer["host"] for answer in answers])
-        return answers
+    return open_socket
+
+
+def vetted_connector(*, policy: EgressPolicy, resolver: AbstractResolver | None = None, **kwargs: Any) -> TCPConnector:
+    """A TCP connector whose every connection goes to an address the policy admits."""
+    return TCPConnector(
+        resolver=VettingResolver(policy, resolver), socket_factory=vetted_socket_factory(policy), **kwargs
+    )

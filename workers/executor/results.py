@@ -89,14 +89,19 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
     report = WriteReport()
     if not results:
         return report
-    by_id = {result.job_id: result for result in results}
+    ids = [job_id.bytes for job_id in dict.fromkeys(result.job_id for result in results)]
     with transaction.atomic(durable=True), connection.cursor() as cursor:
-        ids = [job_id.bytes for job_id in by_id]
         cursor.execute(expand(QUERIES["result_lock_fenced"], len(ids), 1, marker="ids"), [worker_id, *ids])
-        # attempt is the fencing token: a row held under another attempt is not ours.
         fenced = {uuid.UUID(bytes=bytes(job_id)): attempt for job_id, attempt in cursor.fetchall()}
-        for result in by_id.values():
-            (report.written if fenced.get(result.job_id) == result.attempt else report.dropped).append(result)
+        for result in results:
+            # attempt is the fencing token: a row held under another attempt is not ours. A batch can
+            # hold two results for one job (an old claim's, late, and the re-claim's): only the
+            # current attempt's is written, once; pop so no other result can match that row.
+            if fenced.get(result.job_id) == result.attempt:
+                fenced.pop(result.job_id)
+                report.written.append(result)
+            else:
+                report.dropped.append(result)
         if report.written:
             params: list[Any] = []
             for r in report.written:

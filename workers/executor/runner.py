@@ -74,6 +74,9 @@ class ExecutorConfig:
         return max(1, self.concurrency // 4)
 
 
+COUNTERS = ("claimed", "fired", "succeeded", "retried", "dead", "dropped")
+
+
 @dataclass
 class Metrics:
     claimed: int = 0
@@ -85,20 +88,13 @@ class Metrics:
     lateness: list[float] = field(default_factory=list)
 
     def add(self, other: Metrics) -> None:
-        for name in ("claimed", "fired", "succeeded", "retried", "dead", "dropped"):
+        for name in COUNTERS:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.lateness.extend(other.lateness)
         del self.lateness[:-MAX_LATENESS_SAMPLES]  # a long-running process keeps the recent ones
 
     def fields(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "claimed": self.claimed,
-            "fired": self.fired,
-            "succeeded": self.succeeded,
-            "retried": self.retried,
-            "dead": self.dead,
-            "dropped": self.dropped,
-        }
+        out: dict[str, Any] = {name: getattr(self, name) for name in COUNTERS}
         if self.lateness:
             ordered = sorted(self.lateness)
             out["lateness_p50"] = round(statistics.median(ordered), 3)
@@ -266,16 +262,7 @@ class Executor:
                     ),
                 )
             except (OperationalError, InterfaceError) as exc:
-                backoff = min(MAX_DB_BACKOFF_SECONDS, max(0.5, backoff * 2))
-                logger.warning(
-                    "database unavailable for claims, retrying",
-                    extra={
-                        "event": "db_unavailable",
-                        "worker_id": config.worker_id,
-                        "retry_in": backoff,
-                        "error": str(exc),
-                    },
-                )
+                backoff = self._db_unavailable(backoff, exc, "claims")
                 await self._sleep(backoff)
                 continue
             backoff = 0.0
@@ -382,18 +369,10 @@ class Executor:
                     functools.partial(_in_db_thread, record_results, worker_id=config.worker_id, results=batch),
                 )
             except (OperationalError, InterfaceError) as exc:
-                self._results[:0] = batch  # retry; past the lease the fence drops them, which is right
-                backoff = min(MAX_DB_BACKOFF_SECONDS, max(0.5, backoff * 2))
-                logger.warning(
-                    "database unavailable for results, retrying",
-                    extra={
-                        "event": "db_unavailable",
-                        "worker_id": config.worker_id,
-                        "retry_in": backoff,
-                        "results": len(self._results),
-                        "error": str(exc),
-                    },
-                )
+                # Retry the batch. If the lost reply hid a commit, or the lease ran out meanwhile,
+                # the fence drops the repeat (counted as dropped), which is right.
+                self._results[:0] = batch
+                backoff = self._db_unavailable(backoff, exc, "results", results=len(self._results))
                 await asyncio.sleep(backoff)
                 continue
             backoff = 0.0
@@ -406,6 +385,21 @@ class Executor:
                     self.metrics.dead += 1
             self.metrics.dropped += len(report.dropped)
 
+    def _db_unavailable(self, backoff: float, exc: BaseException, what: str, **extra: Any) -> float:
+        """Log a dropped database and return the next wait: doubling from 0.5 s, at most 30 s."""
+        backoff = min(MAX_DB_BACKOFF_SECONDS, max(0.5, backoff * 2))
+        logger.warning(
+            f"database unavailable for {what}, retrying",
+            extra={
+                "event": "db_unavailable",
+                "worker_id": self.config.worker_id,
+                "retry_in": backoff,
+                "error": str(exc),
+                **extra,
+            },
+        )
+        return backoff
+
     # -- metrics ----------------------------------------------------------------
 
     async def _report_loop(self) -> None:
@@ -416,7 +410,7 @@ class Executor:
     def _flush_metrics(self) -> None:
         window, self.metrics = self.metrics, Metrics()
         self.totals.add(window)
-        if window.claimed or window.fired or window.dropped:
+        if any(getattr(window, name) for name in COUNTERS):
             logger.info(
                 "executor metrics",
                 extra={
