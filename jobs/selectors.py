@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from history.base import HistoryRecord, HistoryStore, Position
 from jobs.models import Job, JobStatus
@@ -97,9 +97,14 @@ def decode_cursor(text: str) -> Position | None:
 # --- reads ---
 
 
+def _shown_jobs() -> QuerySet[Job]:
+    """Jobs without the request snapshot's headers and body (up to ~80 KB a row), which JobView never shows."""
+    return Job.objects.defer("request_headers", "request_body")
+
+
 def queued_job(*, tenant_id: str, job_id: uuid.UUID) -> JobView | None:
     """The tenant's job if it is still in MySQL."""
-    job = Job.objects.filter(id=job_id, tenant_id=tenant_id).first()
+    job = _shown_jobs().filter(id=job_id, tenant_id=tenant_id).first()
     return None if job is None else JobView.of_job(job)
 
 
@@ -117,7 +122,7 @@ def job_get(*, tenant_id: str, job_id: uuid.UUID, store: HistoryStore) -> JobVie
 
 def live_history(*, tenant_id: str, task_id: uuid.UUID, before: Position | None, limit: int) -> list[Job]:
     """The task's jobs still in MySQL, strictly older than `before`, by (scheduled_at, id) DESC."""
-    query = Job.objects.filter(tenant_id=tenant_id, task_id=task_id)
+    query = _shown_jobs().filter(tenant_id=tenant_id, task_id=task_id)
     if before is not None:
         at, job_id = before
         query = query.filter(Q(scheduled_at__lt=at) | Q(scheduled_at=at, id__lt=job_id))
@@ -188,7 +193,7 @@ def dlq_page(
     *, tenant_id: str, task_id: uuid.UUID | None, before: uuid.UUID | None, limit: int
 ) -> tuple[list[JobView], uuid.UUID | None]:
     """The tenant's dead jobs (optionally of one task), newest job first, via jobs_dlq_idx (tenant_id, status)."""
-    query = Job.objects.filter(tenant_id=tenant_id, status=JobStatus.DEAD)
+    query = _shown_jobs().filter(tenant_id=tenant_id, status=JobStatus.DEAD)
     if task_id is not None:
         query = query.filter(task_id=task_id)
     if before is not None:

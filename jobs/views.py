@@ -9,7 +9,6 @@ complete.
 from __future__ import annotations
 
 import logging
-import re
 import uuid
 
 from drf_spectacular.types import OpenApiTypes
@@ -24,29 +23,20 @@ from history.stores import get_history_store
 from jobs import selectors
 from jobs.serializers import JobOutput, JobPage
 from jobs.services import RetryOutcome, job_retry
+from jobsched_project.auth import tenant_of
 from jobsched_project.ids import parse_id
-from jobsched_project.problems import Problem
+from jobsched_project.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
+from jobsched_project.problems import Problem, not_found
 from tasks.selectors import task_get
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 200
-_DIGITS = re.compile(r"[0-9]{1,4}")
-_MAX_ID_TEXT = 64  # a UUID in any form uuid.UUID accepts; longer is not parsed at all
-
 _PROBLEM = OpenApiResponse(description="application/problem+json")
-_LIMIT = OpenApiParameter("limit", OpenApiTypes.INT, description=f"1-{MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}")
-_CURSOR = OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page")
-
-
-def _tenant(request: Request) -> str:
-    """The tenant of the verified token (TenantJWTAuthentication's user)."""
-    return request.user.tenant_id  # type: ignore[union-attr]
 
 
 def _job_not_found() -> Problem:
-    return Problem(404, "not-found", "No such job.")
+    # Also for a retry of an archived job: the same body as a job that never was, or another tenant's.
+    return not_found("job")
 
 
 def _history_unavailable(exc: HistoryUnavailable) -> Problem:
@@ -54,29 +44,6 @@ def _history_unavailable(exc: HistoryUnavailable) -> Problem:
     return Problem(
         503, "history-unavailable", "The job history store is unavailable; try again.", headers={"Retry-After": "5"}
     )
-
-
-def _bad_param(name: str, message: str) -> Problem:
-    return Problem(400, "validation-error", f"{name}: {message}", errors={name: [message]})
-
-
-def _limit(request: Request) -> int:
-    text = request.query_params.get("limit", str(DEFAULT_PAGE_SIZE))
-    # ASCII digits, few of them: str.isdigit() admits "²" (int() then raises) and int() refuses 4,300+ digits.
-    if not _DIGITS.fullmatch(text) or not 1 <= int(text) <= MAX_PAGE_SIZE:
-        raise _bad_param("limit", f"1 to {MAX_PAGE_SIZE}")
-    return int(text)
-
-
-def _query_id(request: Request, name: str, message: str) -> uuid.UUID | None:
-    """An optional UUID query parameter (a DLQ cursor or task filter); anything else is a 400 naming it."""
-    text = request.query_params.get(name) or None
-    if text is None:
-        return None
-    parsed = parse_id(text) if len(text) <= _MAX_ID_TEXT else None
-    if parsed is None:
-        raise _bad_param(name, message)
-    return parsed
 
 
 def _path_id(raw: str, not_found: Problem) -> uuid.UUID:
@@ -91,7 +58,7 @@ class JobDetailView(APIView):
     def get(self, request: Request, job_id: str) -> Response:
         job_uuid = _path_id(job_id, _job_not_found())
         try:
-            job = selectors.job_get(tenant_id=_tenant(request), job_id=job_uuid, store=get_history_store())
+            job = selectors.job_get(tenant_id=tenant_of(request), job_id=job_uuid, store=get_history_store())
         except HistoryUnavailable as exc:
             raise _history_unavailable(exc) from exc
         if job is None:
@@ -108,10 +75,10 @@ class JobRetryView(APIView):
     )
     def post(self, request: Request, job_id: str) -> Response:
         job_uuid = _path_id(job_id, _job_not_found())
-        tenant_id = _tenant(request)
+        tenant_id = tenant_of(request)
         outcome = job_retry(job_id=job_uuid, tenant_id=tenant_id)
         if outcome is RetryOutcome.GONE:
-            raise Problem(404, "not-found", "No such job in the queue (archived jobs cannot be retried).")
+            raise _job_not_found()
         if outcome is RetryOutcome.NOT_DEAD:
             raise Problem(409, "job-not-dead", "Only a dead job can be retried; this one is not dead.")
         job = selectors.queued_job(tenant_id=tenant_id, job_id=job_uuid)  # pending, or already claimed again
@@ -121,21 +88,21 @@ class JobRetryView(APIView):
 class TaskHistoryView(APIView):
     @extend_schema(
         operation_id="tasks_history",
-        parameters=[_CURSOR, _LIMIT],
+        parameters=[CURSOR_PARAMETER, LIMIT_PARAMETER],
         responses={200: JobPage, 400: _PROBLEM, 404: _PROBLEM, 503: _PROBLEM},
         description="The task's jobs from the queue and the history store, newest scheduled first.",
     )
     def get(self, request: Request, task_id: str) -> Response:
-        not_found = Problem(404, "not-found", "No such task.")
-        task_uuid = _path_id(task_id, not_found)
-        limit = _limit(request)
+        task_not_found = not_found("task")
+        task_uuid = _path_id(task_id, task_not_found)
+        limit = page_limit(request)
         cursor_text = request.query_params.get("cursor") or None
         before = selectors.decode_cursor(cursor_text) if cursor_text is not None else None
         if cursor_text is not None and before is None:
-            raise _bad_param("cursor", "not a cursor")
-        tenant_id = _tenant(request)
+            raise invalid_param("cursor", "not a cursor")
+        tenant_id = tenant_of(request)
         if task_get(tenant_id=tenant_id, task_id=task_uuid) is None:
-            raise not_found
+            raise task_not_found
         try:
             jobs, next_position = selectors.task_history(
                 tenant_id=tenant_id, task_id=task_uuid, before=before, limit=limit, store=get_history_store()
@@ -149,13 +116,17 @@ class TaskHistoryView(APIView):
 class DeadLetterQueueView(APIView):
     @extend_schema(
         operation_id="dlq_list",
-        parameters=[_CURSOR, _LIMIT, OpenApiParameter("task", OpenApiTypes.UUID, description="only this task's")],
+        parameters=[
+            CURSOR_PARAMETER,
+            LIMIT_PARAMETER,
+            OpenApiParameter("task", OpenApiTypes.UUID, description="only this task's"),
+        ],
         responses={200: JobPage, 400: _PROBLEM},
         description="The tenant's dead jobs still in the queue (retryable), newest first.",
     )
     def get(self, request: Request) -> Response:
-        limit = _limit(request)
-        before = _query_id(request, "cursor", "not a cursor")
-        task_uuid = _query_id(request, "task", "not a task id")
-        jobs, next_id = selectors.dlq_page(tenant_id=_tenant(request), task_id=task_uuid, before=before, limit=limit)
+        limit = page_limit(request)
+        before = query_id(request, "cursor", "not a cursor")
+        task_uuid = query_id(request, "task", "not a task id")
+        jobs, next_id = selectors.dlq_page(tenant_id=tenant_of(request), task_id=task_uuid, before=before, limit=limit)
         return Response({"results": JobOutput(jobs, many=True).data, "next_cursor": str(next_id) if next_id else None})

@@ -33,6 +33,11 @@ class Problem(exceptions.APIException):
         self.headers = headers or {}
 
 
+def not_found(thing: str) -> Problem:
+    """The one 404 body per kind of resource: missing, another tenant's or a malformed id alike."""
+    return Problem(404, "not-found", f"No such {thing}.")
+
+
 def problem_body(status_code: int, detail: str, *, slug: str | None = None, **extra: Any) -> dict[str, Any]:
     title = HTTPStatus(status_code).phrase
     slug = slug or title.lower().replace(" ", "-").replace("'", "")

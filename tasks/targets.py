@@ -36,7 +36,7 @@ def _policy(allowlist_text: str) -> egress.EgressPolicy:
 
 
 def egress_policy() -> egress.EgressPolicy:
-    """The policy for settings.EGRESS_ALLOWLIST (parsed once per value)."""
+    """The policy for settings.EGRESS_ALLOWLIST (parsed once per value): create time here, dial time in run_executor."""
     return _policy(settings.EGRESS_ALLOWLIST)
 
 

@@ -7,7 +7,6 @@ and 404 is decided before any precondition (428/412).
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -21,17 +20,12 @@ from rest_framework.views import APIView
 
 from jobsched_project.auth import tenant_of
 from jobsched_project.ids import parse_id
-from jobsched_project.problems import Problem
+from jobsched_project.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
+from jobsched_project.problems import Problem, not_found
 from tasks import selectors, services
 from tasks.models import Task
 from tasks.preconditions import etag, idempotency_key_problem, parse_if_match, request_sha256
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
-
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 200
-# ASCII digits only: str.isdigit() also accepts "¹", which int() refuses.
-_LIMIT = re.compile(r"[0-9]{1,4}", re.ASCII)
-MAX_CURSOR_LENGTH = 64
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")
 _IF_MATCH = OpenApiParameter(
@@ -43,7 +37,7 @@ _IDEMPOTENCY_KEY = OpenApiParameter(
 
 
 def _not_found() -> Problem:
-    return Problem(404, "not-found", "No such task.")
+    return not_found("task")
 
 
 def _task_id(raw: str) -> uuid.UUID:
@@ -89,30 +83,19 @@ def _key_reused() -> Problem:
     )
 
 
-def _invalid(name: str, why: str) -> Problem:
-    return Problem(400, "validation-error", f"{name}: {why}", errors={name: [why]})
-
-
 class TaskListCreateView(APIView):
     @extend_schema(
         operation_id="tasks_list",
         parameters=[
-            OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page"),
-            OpenApiParameter("limit", OpenApiTypes.INT, description=f"1-{MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}"),
+            CURSOR_PARAMETER,
+            LIMIT_PARAMETER,
         ],
         responses={200: TaskPage, 400: _PROBLEM, 401: _PROBLEM},
     )
     def get(self, request: Request) -> Response:
-        limit_text = request.query_params.get("limit", str(DEFAULT_PAGE_SIZE))
-        if not _LIMIT.fullmatch(limit_text) or not 1 <= int(limit_text) <= MAX_PAGE_SIZE:
-            raise _invalid("limit", f"1 to {MAX_PAGE_SIZE}")
-        cursor_text = request.query_params.get("cursor") or None
-        before = None
-        if cursor_text is not None:
-            before = parse_id(cursor_text) if len(cursor_text) <= MAX_CURSOR_LENGTH else None
-            if before is None:
-                raise _invalid("cursor", "not a cursor")
-        tasks, next_id = selectors.task_page(tenant_id=tenant_of(request), before=before, limit=int(limit_text))
+        limit = page_limit(request)
+        before = query_id(request, "cursor", "not a cursor")
+        tasks, next_id = selectors.task_page(tenant_id=tenant_of(request), before=before, limit=limit)
         return Response(
             {"results": TaskOutput(tasks, many=True).data, "next_cursor": str(next_id) if next_id else None}
         )
@@ -130,7 +113,7 @@ class TaskListCreateView(APIView):
         try:
             if key is not None:
                 if why := idempotency_key_problem(key):
-                    raise _invalid("Idempotency-Key", why)
+                    raise invalid_param("Idempotency-Key", why)
                 digest = request_sha256(request.data)
                 replayed = services.task_replay(tenant_id=tenant_id, idempotency_key=key, request_sha256=digest)
                 if replayed is not None:

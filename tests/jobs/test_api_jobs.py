@@ -167,3 +167,27 @@ def test_retrying_an_archived_job_is_not_found(client, store):
 @pytest.mark.parametrize("job_id", [str(new_id()), "nope"])
 def test_retrying_an_unknown_or_malformed_id_is_not_found(client, store, job_id):
     assert client.post(f"/v1/jobs/{job_id}/retry").status_code == 404
+
+
+@pytest.mark.parametrize("route", ["/v1/jobs/{}", "/v1/jobs/{}/retry"])
+def test_another_tenants_an_unknown_and_a_malformed_job_get_one_identical_404_body(client, store, route):
+    method = client.post if route.endswith("retry") else client.get
+    others = dead_job(make_task(tenant_id="tenant-b")).id
+
+    bodies = [method(route.format(job_id)).json() for job_id in (others, new_id(), "not-a-uuid")]
+
+    assert bodies[0] == bodies[1] == bodies[2]
+    assert bodies[0]["status"] == 404 and bodies[0]["type"].endswith("/not-found")
+
+
+def test_the_job_and_task_apis_answer_an_unknown_task_with_the_same_404_body(client, store):
+    others = make_task(tenant_id="tenant-b").id
+
+    bodies = [
+        client.get(f"/v1/tasks/{task_id}{suffix}").json()
+        for task_id in (others, new_id())
+        for suffix in ("", "/history")
+    ]
+
+    assert all(body == bodies[0] for body in bodies)
+    assert bodies[0]["detail"] == "No such task."

@@ -3,31 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks.egress import Allowlist, EgressPolicy
+from tasks.targets import egress_policy
 from workers.executor.http import ENGINES, DeliveryClient
 from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
 from workers.executor.secrets import MountedSecrets
-
-logger = logging.getLogger(__name__)
-
-
-def egress_policy() -> EgressPolicy:
-    """The dial-time policy, with EGRESS_ALLOWLIST logged loudly when set."""
-    try:
-        allowlist = Allowlist.parse(settings.EGRESS_ALLOWLIST)
-    except ValueError as exc:
-        raise CommandError(f"EGRESS_ALLOWLIST: {exc}") from exc
-    if allowlist:
-        logger.warning(
-            "EGRESS_ALLOWLIST is set: these destinations bypass the SSRF policy (development/benchmarks only)",
-            extra={"event": "egress_allowlist", "allowlist": allowlist.describe()},
-        )
-    return EgressPolicy(allowlist)
 
 
 class Command(BaseCommand):
@@ -56,7 +39,7 @@ class Command(BaseCommand):
             poll_seconds=options["poll"],
             grace_seconds=options["grace"],
         )
-        policy = egress_policy()
+        policy = egress_policy()  # the create-time policy, parsed (and logged loudly) once at start by tasks.apps
 
         async def main() -> None:
             client = DeliveryClient(
