@@ -102,10 +102,13 @@ class TenantJWTAuthentication(JWTAuthentication):
         # Deliberately skip JWTAuthentication.__init__: it resolves the user model we never use.
         pass
 
+    # Stateless on purpose: plain verified claims and a TenantUser instead of simplejwt's
+    # Token and AuthUser types, so the stubs' signatures do not fit (hence the overrides).
     def get_validated_token(self, raw_token: bytes) -> dict[str, Any]:  # type: ignore[override]
         if len(raw_token) > MAX_TOKEN_LENGTH:
             raise exceptions.AuthenticationFailed("Token is invalid.")
         try:
+            # The stubs type decode()'s argument as Token; at run time it takes the encoded string.
             claims = verifying_backend().decode(raw_token.decode("ascii"))  # type: ignore[arg-type]
         except TokenBackendExpiredToken:
             raise exceptions.AuthenticationFailed("Token is expired.") from None

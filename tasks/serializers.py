@@ -96,6 +96,8 @@ class ScheduleInput(StrictSerializer):
     timezone = serializers.CharField(required=False, allow_null=True, max_length=schedule.MAX_TIMEZONE_LENGTH)
     run_at = StrictDateTimeField(required=False, allow_null=True)
 
+    # Returns a typed ScheduleSpec rather than the attrs dict DRF's stubs expect, so callers
+    # get the validated schedule in one value (hence the override).
     def validate(self, attrs: dict[str, Any]) -> ScheduleSpec:  # type: ignore[override]
         cron, zone, run_at = attrs.get("cron"), attrs.get("timezone"), attrs.get("run_at")
         if cron is not None and run_at is not None:

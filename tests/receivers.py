@@ -144,7 +144,7 @@ class Receiver(_ThreadServer):
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = self._runner.addresses[0][1]
 
     async def _stop(self) -> None:
         if self._runner is not None:

@@ -551,7 +551,7 @@ def test_refusal_message_never_names_an_address(url: str) -> None:
 @pytest.mark.parametrize("url", [None, 42, b"http://public.example/"])
 def test_non_string_url_is_refused(url: object) -> None:
     with pytest.raises(TargetError):
-        POLICY.check_url(url, resolve=fake_resolve)  # type: ignore[arg-type]
+        POLICY.check_url(url, resolve=fake_resolve)  # type: ignore[arg-type]  # the wrong type is the point
 
 
 @pytest.mark.parametrize("url", ["http://2130706433/", "http://0x7f.1/", "http://127.1/", "http://8.8.8.8./"])

@@ -38,8 +38,8 @@ NEW_YORK = ZoneInfo("America/New_York")
 LORD_HOWE = ZoneInfo("Australia/Lord_Howe")
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
 
 
 def runs(expr: str, tz: ZoneInfo, after: datetime, count: int) -> list[datetime]:
@@ -147,7 +147,7 @@ def test_names_that_are_not_allowlisted_zones_are_refused(name: str) -> None:
 @pytest.mark.parametrize("value", [None, 1, b"UTC", ["UTC"]])
 def test_a_zone_that_is_not_a_string_is_refused(value: object) -> None:
     with pytest.raises(ScheduleError) as caught:
-        parse_timezone(value)  # type: ignore[arg-type]
+        parse_timezone(value)  # type: ignore[arg-type]  # the wrong type is the point
     assert caught.value.field == "timezone"
 
 
@@ -285,7 +285,7 @@ def test_an_overlong_expression_is_refused() -> None:
 @pytest.mark.parametrize("value", [None, 5, b"0 9 * * *", ["0", "9", "*", "*", "*"]])
 def test_an_expression_that_is_not_a_string_is_refused(value: object) -> None:
     with pytest.raises(ScheduleError) as caught:
-        validate_cron(value)  # type: ignore[arg-type]
+        validate_cron(value)  # type: ignore[arg-type]  # the wrong type is the point
     assert caught.value.field == "cron"
 
 
@@ -633,5 +633,5 @@ def test_a_cron_tasks_next_run_comes_from_the_previous_run_not_the_clock() -> No
 @pytest.mark.parametrize("value", [datetime(2026, 6, 1, 9), "2026-06-01T09:00:00Z", None])
 def test_a_naive_or_non_datetime_run_at_is_refused(value: object) -> None:
     with pytest.raises(ScheduleError) as caught:
-        validate_run_at(value)  # type: ignore[arg-type]
+        validate_run_at(value)  # type: ignore[arg-type]  # the wrong type is the point
     assert caught.value.field == "run_at"

@@ -173,35 +173,34 @@ class Command(BaseCommand):
             cwd=settings.BASE_DIR,
         )
         executors: list[subprocess.Popen] = []
-        logs = []
         try:
             port = int(receiver.stdout.readline())
             target = f"http://127.0.0.1:{port}/hook"
             env = {**child_env, "EGRESS_ALLOWLIST": f"127.0.0.1:{port}"}
             for n in range(options["executors"]):
-                log = open(out_dir / f"executor-{n}.log", "w")  # noqa: SIM115 - closed below
-                logs.append(log)
-                executors.append(
-                    subprocess.Popen(
-                        [
-                            *manage,
-                            "run_executor",
-                            "--concurrency",
-                            str(options["concurrency"]),
-                            "--poll",
-                            "1",
-                            "--grace",
-                            "10",
-                            "--worker-id",
-                            f"bench-{n}",
-                            "--http-engine",
-                            options["http_engine"],
-                        ],
-                        env=env,
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
+                # The child keeps its own copy of the descriptor; ours closes at once.
+                with open(out_dir / f"executor-{n}.log", "w") as log:
+                    executors.append(
+                        subprocess.Popen(
+                            [
+                                *manage,
+                                "run_executor",
+                                "--concurrency",
+                                str(options["concurrency"]),
+                                "--poll",
+                                "1",
+                                "--grace",
+                                "10",
+                                "--worker-id",
+                                f"bench-{n}",
+                                "--http-engine",
+                                options["http_engine"],
+                            ],
+                            env=env,
+                            stdout=log,
+                            stderr=subprocess.STDOUT,
+                        )
                     )
-                )
             time.sleep(3)  # let them import Django and start polling
             cursor.execute("SELECT NOW(3)")
             (db_now,) = cursor.fetchone()
@@ -258,8 +257,6 @@ class Command(BaseCommand):
                     process.kill()
             receiver.kill()
             receiver.wait()
-            for log in logs:
-                log.close()
             conn.close()
 
         self._report(options, due, ids, by_status, seen, cpu_seconds, claim_costs, others)
