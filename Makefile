@@ -2,17 +2,37 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
+# The project-local MariaDB (scripts/mariadb.sh) listens here; DATABASE_URL follows it unless set.
+LOCAL_MARIADB_PORT ?= 3306
+export LOCAL_MARIADB_PORT
+export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
-.PHONY: run test venv db migrate lint typecheck bench-scheduler bench-executor clean
+.PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
+	bench-scheduler bench-executor clean
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt
+## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
+os-packages:
+	@scripts/os-packages.sh run
+
+os-packages-test:
+	@scripts/os-packages.sh test
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt | os-packages
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
 venv: $(VENV)/.installed
 
-db: venv
+## make services: start the project-local MariaDB when DATABASE_URL points at it and nothing answers.
+services: os-packages
+	@scripts/mariadb.sh ensure
+
+## make services-stop: stop what the project started (never a server it found running).
+services-stop:
+	@scripts/mariadb.sh stop
+
+db: venv services
 	$(PY) manage.py ensure_database
 
 migrate: db
@@ -24,7 +44,7 @@ run: migrate
 	$(PY) manage.py run_dev
 
 ## make test: install, then run the whole suite on the real MariaDB.
-test: venv
+test: os-packages-test db
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: venv
