@@ -17,6 +17,10 @@ port=${LOCAL_MARIADB_PORT:-3306}
 dir=${LOCAL_MARIADB_DIR:-$top/.local/mariadb}
 data=$dir/data
 sock=$dir/mariadb.sock
+# Unix socket paths are limited to 108 bytes: a deep checkout keeps its socket in /tmp instead.
+if ((${#sock} > 100)); then
+  sock=/tmp/jobsched-mariadb-$(printf '%s' "$dir" | md5sum | cut -c1-12).sock
+fi
 pidfile=$dir/mariadb.pid
 log=$dir/mariadb.log
 marker=$data/.jobsched-initialised
