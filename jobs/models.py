@@ -60,6 +60,8 @@ class Job(models.Model):
         db_table = "jobs"
         indexes = [
             models.Index(fields=["status", "priority", "next_attempt_at"], name="jobs_claim_idx"),
+            # The fair claim: a tenant's due jobs in its own priority order (jobs.fairness).
+            models.Index(fields=["status", "tenant_id", "priority", "next_attempt_at"], name="jobs_tenant_due_idx"),
             models.Index(fields=["status", "lease_expires_at"], name="jobs_reconciler_idx"),
             models.Index(fields=["status", "finished_at"], name="jobs_archiver_idx"),
             models.Index(fields=["tenant_id", "status"], name="jobs_dlq_idx"),

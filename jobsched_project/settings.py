@@ -45,6 +45,14 @@ def _positive_int(name: str, default: int) -> int:
     return value
 
 
+def _limit(name: str, default: int) -> int:
+    """A limit: a positive integer, or 0 for none."""
+    value = _setting(name, env.int, default)
+    if value < 0:
+        raise ImproperlyConfigured(f"{name}: must be >= 0 (0 = no limit), got {value}")
+    return value
+
+
 DEBUG = _strict_bool("DEBUG", False)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
@@ -199,6 +207,15 @@ EGRESS_ALLOWLIST = os.environ.get("EGRESS_ALLOWLIST", "")
 # Directory of mounted secrets (one file per secret_ref); unset = environment only
 # (JOBSCHED_SECRET_<NAME>). Tokens never sit in MySQL: tasks store only the name.
 SECRETS_DIR = os.environ.get("SECRETS_DIR", "")
+
+# --- Fair share between tenants (README "Fairness and limits") ---
+# The claim shares free slots among the tenants with due jobs (on by default; off runs the
+# round-1 claim, priority first across all tenants, kept for the noisy-neighbour comparison).
+EXECUTOR_FAIR_CLAIM = _strict_bool("EXECUTOR_FAIR_CLAIM", True)
+# Defaults of the per-tenant limits; staff override them per tenant in the admin (tenant_limits).
+# 0 = no limit. Jobs running at once count every executor's running rows (parked ones included).
+TENANT_MAX_RUNNING_JOBS = _limit("TENANT_MAX_RUNNING_JOBS", 0)
+TENANT_MAX_ACTIVE_TASKS = _limit("TENANT_MAX_ACTIVE_TASKS", 10000)
 
 # --- History store ---
 HISTORY_BACKEND = _setting("HISTORY_BACKEND", env.str, "sql")

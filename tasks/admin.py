@@ -14,7 +14,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from jobs import console
 from jobs.admin import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
 from tasks import services
-from tasks.models import Task
+from tasks.models import Task, TenantLimits
 
 
 class TaskTenantFilter(InputListFilter):
@@ -117,3 +117,39 @@ class TaskAdmin(BoundedReadOnlyAdmin):
             text += f" Only the first {limit} were handled (ADMIN_BULK_RETRY_LIMIT)."
         clean = unchanged == 0 and missing == 0 and busy == 0 and len(selected) <= limit
         self.message_user(request, text, messages.SUCCESS if clean else messages.WARNING)
+
+
+@admin.register(TenantLimits)
+class TenantLimitsAdmin(admin.ModelAdmin):
+    """Per-tenant overrides of the limits (tasks.add/change/delete_tenantlimits); empty = the setting."""
+
+    list_display = ("tenant_id", "running_jobs_limit", "active_tasks_limit", "note", "updated_at")
+    search_fields = ("tenant_id",)
+    search_help_text = "A tenant id, exact."
+    ordering = ("tenant_id",)
+    fields = ("tenant_id", "max_running_jobs", "max_active_tasks", "note", "updated_at")
+    readonly_fields = ("updated_at",)
+    list_per_page = 50
+    show_full_result_count = False
+
+    def get_readonly_fields(self, request, obj=None):
+        # The tenant id is the row's key (and the claim's lock): fixed once the row exists.
+        return (*self.readonly_fields, "tenant_id") if obj is not None else self.readonly_fields
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        return (queryset.filter(tenant_id=term) if term else queryset), False
+
+    @admin.display(description="max running jobs")
+    def running_jobs_limit(self, obj: TenantLimits) -> str:
+        return _effective(obj.max_running_jobs, settings.TENANT_MAX_RUNNING_JOBS)
+
+    @admin.display(description="max active tasks")
+    def active_tasks_limit(self, obj: TenantLimits) -> str:
+        return _effective(obj.max_active_tasks, settings.TENANT_MAX_ACTIVE_TASKS)
+
+
+def _effective(override: int | None, default: int) -> str:
+    if override is not None:
+        return str(override)
+    return f"default ({default})" if default else "default (no limit)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
@@ -64,6 +65,8 @@ class Task(models.Model):
         indexes = [
             models.Index(fields=["status", "next_run_at"], name="tasks_due_idx"),
             models.Index(fields=["tenant_id", "id"], name="tasks_tenant_idx"),
+            # Counts a tenant's active tasks from the index alone (the active-task limit).
+            models.Index(fields=["tenant_id", "status"], name="tasks_tenant_status_idx"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["tenant_id", "idempotency_key"], name="tasks_tenant_idem_uniq"),
@@ -75,3 +78,37 @@ class Task(models.Model):
     @property
     def is_one_shot(self) -> bool:
         return self.run_at is not None
+
+
+class TenantLimits(models.Model):
+    """A tenant's limits: NULL means the setting's default (README "Fairness and limits").
+
+    One row per tenant, created on first use (a task create or resume, a claim of a
+    capped tenant's jobs) or by staff in the admin. The row is also the tenant's lock:
+    the active-task check and the claim's running count lock it first (tasks.limits),
+    so two creators or two executors never both pass a limit on a count taken at once.
+    """
+
+    tenant_id = models.CharField(max_length=64, primary_key=True)
+    max_running_jobs = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Jobs running at once across every executor; empty = TENANT_MAX_RUNNING_JOBS.",
+    )
+    max_active_tasks = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Active tasks; empty = TENANT_MAX_ACTIVE_TASKS.",
+    )
+    note = models.CharField(max_length=200, blank=True, default="", help_text="Why this tenant's limits differ.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "tenant_limits"
+        verbose_name = "tenant limits"
+        verbose_name_plural = "tenant limits"
+
+    def __str__(self) -> str:
+        return f"limits of {self.tenant_id}"

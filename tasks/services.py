@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from tasks import schedule, selectors
+from tasks import limits, schedule, selectors
 from tasks.models import Task, TaskStatus
 
 logger = logging.getLogger(__name__)
@@ -108,6 +108,7 @@ def task_create(
     `fields` are validated model fields (name, http_*, limits, secret_ref).
     Callers look for a replay first (task_replay); the key is bound only by a
     successful insert, so a request that failed validation leaves it free.
+    Raises limits.ActiveTaskLimitReached when the tenant has its maximum of active tasks.
     """
     now = now or clock()
     task = Task(
@@ -122,6 +123,13 @@ def task_create(
     )
     try:
         with transaction.atomic():
+            limits.lock_tenants([tenant_id])
+            if idempotency_key is not None:
+                # A same-key create that won the tenant's lock first is a replay, not a task over the limit.
+                winner = selectors.task_by_idempotency_key(tenant_id=tenant_id, key=idempotency_key)
+                if winner is not None:
+                    return _replay(winner, request_sha256), False
+            limits.ensure_room_for_active_task(tenant_id)
             task.save(force_insert=True)
     except IntegrityError as exc:
         # Two requests raced with the same key past task_replay: UNIQUE (tenant_id,
@@ -228,6 +236,7 @@ def task_resume(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = No
 
     A one-shot whose run already happened (next_run_at cleared by the
     scheduler) stays without a next run; an active task is returned as is.
+    Raises limits.ActiveTaskLimitReached when the tenant has its maximum of active tasks.
     """
     for _ in range(_MAX_RETRIES):
         task = _get_live(tenant_id, task_id)
@@ -236,13 +245,17 @@ def task_resume(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = No
         current = now or clock()
         # A one-shot keeps run_at, or None once it has fired; a cron moves to its next future run.
         next_run_at = task.next_run_at if task.is_one_shot else ScheduleSpec.of(task).first_run(current)
-        # Guarded on the version we computed from: an edit of the schedule in between
-        # must not be resumed with a next_run_at computed from the old one.
-        updated = (
-            _live(tenant_id, task_id)
-            .filter(status=TaskStatus.PAUSED, version=task.version)
-            .update(status=TaskStatus.ACTIVE, next_run_at=next_run_at, version=F("version") + 1, updated_at=current)
-        )
+        with transaction.atomic():
+            # Counted under the tenant's lock, committed with the update: two resumes (or a
+            # resume and a create) cannot both take the last active slot.
+            limits.ensure_room_for_active_task(tenant_id)
+            # Guarded on the version we computed from: an edit of the schedule in between
+            # must not be resumed with a next_run_at computed from the old one.
+            updated = (
+                _live(tenant_id, task_id)
+                .filter(status=TaskStatus.PAUSED, version=task.version)
+                .update(status=TaskStatus.ACTIVE, next_run_at=next_run_at, version=F("version") + 1, updated_at=current)
+            )
         if updated:
             logger.info("task resumed", extra={"event": "task_resumed", "task_id": str(task_id)})
             return _get_live(tenant_id, task_id)

@@ -22,7 +22,7 @@ from jobsched_project.auth import tenant_of
 from jobsched_project.ids import parse_id
 from jobsched_project.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
 from jobsched_project.problems import Problem, not_found
-from tasks import selectors, services
+from tasks import limits, selectors, services
 from tasks.models import Task
 from tasks.preconditions import etag, idempotency_key_problem, parse_if_match, request_sha256
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
@@ -74,6 +74,19 @@ def _stale(current_version: int) -> Problem:
     )
 
 
+def _active_task_limit(exc: limits.ActiveTaskLimitReached) -> Problem:
+    """409 naming the limit: one more active task would exceed the tenant's max_active_tasks."""
+    return Problem(
+        409,
+        "active-task-limit",
+        f"This tenant already has {exc.active} active tasks, its limit (max_active_tasks = {exc.limit}); "
+        "pause or delete one first.",
+        limit="max_active_tasks",
+        max_active_tasks=exc.limit,
+        active_tasks=exc.active,
+    )
+
+
 def _key_reused() -> Problem:
     return Problem(
         422,
@@ -104,7 +117,15 @@ class TaskListCreateView(APIView):
         operation_id="tasks_create",
         parameters=[_IDEMPOTENCY_KEY],
         request=TaskInput,
-        responses={200: TaskOutput, 201: TaskOutput, 400: _PROBLEM, 401: _PROBLEM, 422: _PROBLEM, 429: _PROBLEM},
+        responses={
+            200: TaskOutput,
+            201: TaskOutput,
+            400: _PROBLEM,
+            401: _PROBLEM,
+            409: _PROBLEM,
+            422: _PROBLEM,
+            429: _PROBLEM,
+        },
     )
     def post(self, request: Request) -> Response:
         tenant_id = tenant_of(request)
@@ -128,6 +149,8 @@ class TaskListCreateView(APIView):
             )
         except services.IdempotencyKeyReused:
             raise _key_reused() from None
+        except limits.ActiveTaskLimitReached as exc:
+            raise _active_task_limit(exc) from None
         return _task_response(task, status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -204,6 +227,8 @@ class _TaskActionView(APIView):
             task = self.use_case(tenant_id=tenant_of(request), task_id=_task_id(task_id))
         except services.TaskNotFound:
             raise _not_found() from None
+        except limits.ActiveTaskLimitReached as exc:
+            raise _active_task_limit(exc) from None
         except services.VersionMismatch as exc:
             # Only resume raises it, after its bounded retries lost to edits every time.
             raise Problem(

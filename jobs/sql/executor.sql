@@ -94,3 +94,71 @@ SET j.status = r.status,
 WHERE j.status = 'running'
   AND j.worker_id = %s
   AND j.attempt = r.attempt;
+
+-- The fair claim (workers/executor/claims.py, jobs/fairness.py; README "Fairness and limits").
+-- Free slots are shared among the tenants with due jobs, priority orders jobs inside a tenant.
+-- These statements take named parameters; the per-tenant ones are joined by UNION ALL, one
+-- branch per tenant ({n} is the branch's number), so a claim costs a few statements whatever
+-- the number of tenants.
+
+-- name: fair_pending_tenants
+-- The walk: the next tenants with pending jobs after the round-robin cursor, in tenant order.
+-- DISTINCT along jobs_dlq_idx (tenant_id, status) or jobs_tenant_due_idx: MariaDB reads it as a
+-- loose index scan (one dive per tenant) when tenants hold many pending jobs. No locks.
+SELECT DISTINCT tenant_id
+FROM jobs
+WHERE status = 'pending'
+  AND tenant_id > %(after)s
+ORDER BY tenant_id
+LIMIT %(limit)s;
+
+-- name: fair_pending_tenants_wrapped
+-- The walk after wrapping around: from the first tenant up to where this claim's walk began.
+SELECT DISTINCT tenant_id
+FROM jobs
+WHERE status = 'pending'
+  AND tenant_id > %(after)s
+  AND tenant_id <= %(until)s
+ORDER BY tenant_id
+LIMIT %(limit)s;
+
+-- name: fair_due_tenant
+-- One branch per walked tenant: does it have a job due at one of the due levels? At most one
+-- entry of jobs_tenant_due_idx per level (the range ends at the lookahead, so future jobs are
+-- never read). {levels} is the probe's list of due priority levels. No locks.
+SELECT tenant_id
+FROM jobs
+WHERE status = 'pending'
+  AND tenant_id = %(tenant_{n})s
+  AND priority IN ({levels})
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+LIMIT 1;
+
+-- name: fair_running_counts
+-- Jobs running now (parked on a timer or in flight, on any executor) of the capped tenants,
+-- counted from the jobs table itself, never a counter that could drift. jobs_dlq_idx
+-- (tenant_id, status) reads only the running entries. Run after the tenants' limit rows are
+-- locked, so another executor's claim for them has committed (and is counted) or waits for ours.
+SELECT tenant_id, COUNT(*)
+FROM jobs
+WHERE tenant_id IN ({tenants})
+  AND status = 'running'
+GROUP BY tenant_id;
+
+-- name: fair_take
+-- One branch per tenant: its share of the free slots, in its own priority order, from
+-- jobs_tenant_due_idx (ranges per due level that end at the lookahead, read in index order: no
+-- sort, so only the rows returned are locked). SKIP LOCKED passes over rows another executor
+-- is claiming; rows this claim took in an earlier round are already 'running' (marked in the
+-- same transaction), since SKIP LOCKED never skips our own locks.
+SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
+       timeout_seconds, backoff_base_seconds, request_method, request_url,
+       request_headers, request_body, secret_ref, NOW(3) AS db_now
+FROM jobs
+WHERE status = 'pending'
+  AND tenant_id = %(tenant_{n})s
+  AND priority IN ({levels})
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+ORDER BY priority, next_attempt_at
+LIMIT %(limit_{n})s
+FOR UPDATE SKIP LOCKED;

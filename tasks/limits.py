@@ -1,0 +1,109 @@
+"""Per-tenant limits: the settings' defaults, staff overrides in `tenant_limits`, and the row lock.
+
+Two limits (README "Fairness and limits"): jobs running at once across every
+executor (`TENANT_MAX_RUNNING_JOBS`, enforced by the executor's claim) and active
+tasks (`TENANT_MAX_ACTIVE_TASKS`, enforced when a task is created or resumed).
+A NULL override means the default; a default of 0 means no limit.
+
+Both checks count first and write after, so each one locks the tenant's row
+first (creating it if needed) and counts under that lock: a second creator, or a
+second executor claiming for the same tenant, waits for the first to commit and
+then counts what it wrote. Rows are locked in tenant order, so two claims that
+lock overlapping sets never deadlock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import connection
+
+from tasks.models import Task, TaskStatus, TenantLimits
+
+# Creates the missing rows and takes an exclusive lock on every row, existing or new, until
+# commit (ON DUPLICATE KEY UPDATE locks the duplicate row X; INSERT IGNORE would take S, and two
+# S holders upgrading to X deadlock).
+_LOCK_ROWS = (
+    "INSERT INTO tenant_limits (tenant_id, note, updated_at) VALUES {rows}"
+    " ON DUPLICATE KEY UPDATE tenant_id = tenant_id"
+)
+
+
+class ActiveTaskLimitReached(Exception):
+    """The tenant already has its maximum of active tasks (HTTP 409, problem type active-task-limit)."""
+
+    def __init__(self, *, tenant_id: str, limit: int, active: int) -> None:
+        super().__init__(f"tenant {tenant_id} has {active} active tasks (limit {limit})")
+        self.limit = limit
+        self.active = active
+
+
+def _default(value: int) -> int | None:
+    return value or None  # 0 = no limit
+
+
+def lock_tenants(tenant_ids: Iterable[str]) -> None:
+    """Lock each tenant's limits row until the transaction ends (creating rows that do not exist)."""
+    ordered = sorted(set(tenant_ids))
+    if not ordered:
+        return
+    with connection.cursor() as cursor:
+        # The same order in every caller: two overlapping lock sets wait, never deadlock.
+        cursor.execute(
+            _LOCK_ROWS.replace("{rows}", ", ".join(["(%s, '', NOW(6))"] * len(ordered))),
+            ordered,
+        )
+
+
+def max_running_jobs(tenant_ids: Iterable[str], *, lock: bool) -> dict[str, int]:
+    """The running-jobs cap of every capped tenant among `tenant_ids` (uncapped ones are absent).
+
+    With `lock`, the capped tenants' rows are locked until commit and read under the
+    lock: the claim then counts their running jobs knowing no other claim for them is
+    between its count and its commit.
+    """
+    wanted = set(tenant_ids)
+    if not wanted:
+        return {}
+    default = _default(settings.TENANT_MAX_RUNNING_JOBS)
+    overrides = _running_overrides(wanted)
+    capped = wanted if default is not None else set(overrides)
+    if not capped:
+        return {}
+    if lock:
+        lock_tenants(capped)
+        overrides = _running_overrides(capped)  # staff may have changed one since the first read
+    caps = {tenant: overrides.get(tenant, default) for tenant in capped}
+    return {tenant: cap for tenant, cap in caps.items() if cap is not None}
+
+
+def _running_overrides(tenant_ids: set[str]) -> dict[str, int]:
+    rows = TenantLimits.objects.filter(tenant_id__in=tenant_ids, max_running_jobs__isnull=False)
+    return {tenant: cap for tenant, cap in rows.values_list("tenant_id", "max_running_jobs") if cap is not None}
+
+
+def max_active_tasks(tenant_id: str) -> int | None:
+    """The tenant's active-task limit, or None for no limit."""
+    override = (
+        TenantLimits.objects.filter(tenant_id=tenant_id, max_active_tasks__isnull=False)
+        .values_list("max_active_tasks", flat=True)
+        .first()
+    )
+    return override if override is not None else _default(settings.TENANT_MAX_ACTIVE_TASKS)
+
+
+def ensure_room_for_active_task(tenant_id: str) -> None:
+    """Raise ActiveTaskLimitReached unless one more task of this tenant may be active.
+
+    Call inside the transaction that then activates the task: the tenant's row stays
+    locked until it commits, so a concurrent create or resume counts this task too.
+    """
+    lock_tenants([tenant_id])
+    limit = max_active_tasks(tenant_id)
+    if limit is None:
+        return
+    # tasks_tenant_status_idx (tenant_id, status): counted from the index alone.
+    active = Task.objects.filter(tenant_id=tenant_id, status=TaskStatus.ACTIVE).count()
+    if active >= limit:
+        raise ActiveTaskLimitReached(tenant_id=tenant_id, limit=limit, active=active)

@@ -1,0 +1,187 @@
+"""The fair claim on real MariaDB: slots shared among tenants, priority inside a tenant, caps that hold."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+
+from jobs.fairness import TenantCursor
+from jobs.models import Job, JobStatus
+from tasks.models import TenantLimits
+from tests.workers.executor_db import bulk_jobs, db_now
+from workers.executor import claims
+from workers.executor.claims import claim_due_jobs, claim_fair_share
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def claim(limit: int, cursor: TenantCursor | None = None, **kwargs):
+    return claim_fair_share(
+        worker_id="w-1", limit=limit, lookahead_seconds=1, cursor=cursor or TenantCursor(), **kwargs
+    )
+
+
+def per_tenant(jobs) -> Counter:
+    return Counter(job.tenant_id for job in jobs)
+
+
+def test_a_burst_of_one_tenant_does_not_take_the_slots_of_tenants_whose_jobs_sort_after_it():
+    now = db_now() - timedelta(seconds=1)
+    bulk_jobs(100, tenant_id="tenant-a", next_attempt_at=now - timedelta(seconds=30))  # older, inserted first
+    bulk_jobs(3, tenant_id="tenant-b", next_attempt_at=now)
+    bulk_jobs(3, tenant_id="tenant-c", next_attempt_at=now)
+    jobs = claim(10)
+    assert per_tenant(jobs) == {"tenant-a": 4, "tenant-b": 3, "tenant-c": 3}
+    assert Job.objects.filter(status=JobStatus.RUNNING).count() == 10
+
+
+def test_slots_a_tenant_cannot_use_go_to_the_tenants_that_have_more_due_jobs():
+    now = db_now() - timedelta(seconds=1)
+    bulk_jobs(600, tenant_id="tenant-a", next_attempt_at=now)
+    for tenant in "bcdefghijk":
+        bulk_jobs(10, tenant_id=f"tenant-{tenant}", next_attempt_at=now)
+    jobs = claim(500)
+    counts = per_tenant(jobs)
+    assert len(jobs) == 500
+    assert counts["tenant-a"] == 400 and all(counts[f"tenant-{t}"] == 10 for t in "bcdefghijk")
+
+
+def test_the_claimed_jobs_come_back_interleaved_across_tenants():
+    now = db_now() - timedelta(seconds=1)
+    bulk_jobs(5, tenant_id="tenant-a", next_attempt_at=now)
+    bulk_jobs(2, tenant_id="tenant-b", next_attempt_at=now)
+    order = [job.tenant_id for job in claim(7)]
+    assert order[:4] == ["tenant-a", "tenant-b", "tenant-a", "tenant-b"]
+    assert order[4:] == ["tenant-a"] * 3
+
+
+def test_priority_orders_jobs_inside_a_tenant_but_never_one_tenant_before_another():
+    now = db_now() - timedelta(seconds=1)
+    urgent = set(bulk_jobs(5, tenant_id="tenant-a", priority=0, next_attempt_at=now))
+    bulk_jobs(5, tenant_id="tenant-a", priority=9, next_attempt_at=now - timedelta(seconds=60))
+    bulk_jobs(5, tenant_id="tenant-b", priority=9, next_attempt_at=now)
+    jobs = claim(4)
+    assert per_tenant(jobs) == {"tenant-a": 2, "tenant-b": 2}
+    # Within tenant-a, priority 0 comes first even though its priority 9 jobs are older.
+    assert {job.id for job in jobs if job.tenant_id == "tenant-a"} <= urgent
+
+
+def test_with_more_tenants_than_slots_the_round_robin_cursor_gives_each_tenant_its_turn():
+    now = db_now() - timedelta(seconds=1)
+    for n in range(5):
+        bulk_jobs(3, tenant_id=f"tenant-{n}", next_attempt_at=now)
+    cursor = TenantCursor()
+    turns = [sorted(per_tenant(claim(2, cursor))) for _ in range(3)]
+    assert turns == [["tenant-0", "tenant-1"], ["tenant-2", "tenant-3"], ["tenant-0", "tenant-4"]]
+    assert cursor.after == "tenant-0"
+
+
+def test_the_walk_wraps_around_to_the_tenants_before_the_cursor():
+    now = db_now() - timedelta(seconds=1)
+    bulk_jobs(2, tenant_id="tenant-a", next_attempt_at=now)
+    bulk_jobs(2, tenant_id="tenant-z", next_attempt_at=now)
+    jobs = claim(4, TenantCursor(after="tenant-m"))
+    assert per_tenant(jobs) == {"tenant-a": 2, "tenant-z": 2}
+
+
+def test_tenants_with_only_future_jobs_are_walked_past_and_get_nothing():
+    now = db_now()
+    for tenant in ("tenant-b", "tenant-c", "tenant-d"):
+        bulk_jobs(2, tenant_id=tenant, next_attempt_at=now + timedelta(hours=1))
+    bulk_jobs(2, tenant_id="tenant-e", next_attempt_at=now - timedelta(seconds=1))
+    jobs = claim(10)
+    assert per_tenant(jobs) == {"tenant-e": 2}
+    assert Job.objects.filter(status=JobStatus.PENDING).count() == 6
+
+
+def test_the_walk_is_bounded_and_the_next_claim_continues_where_it_stopped(monkeypatch):
+    monkeypatch.setattr(claims, "WALK_MAX_TENANTS", 2)
+    now = db_now()
+    for tenant in ("tenant-b", "tenant-c"):
+        bulk_jobs(1, tenant_id=tenant, next_attempt_at=now + timedelta(hours=1))
+    bulk_jobs(1, tenant_id="tenant-d", next_attempt_at=now - timedelta(seconds=1))
+    cursor = TenantCursor()
+    assert claim(10, cursor) == []
+    assert cursor.after == "tenant-c"
+    assert per_tenant(claim(10, cursor)) == {"tenant-d": 1}
+
+
+def test_an_empty_queue_claims_nothing_and_leaves_the_cursor():
+    cursor = TenantCursor(after="tenant-q")
+    assert claim(10, cursor) == []
+    assert claim_due_jobs(worker_id="w-1", limit=0, lookahead_seconds=1) == []
+    assert cursor.after == "tenant-q"
+
+
+def test_a_capped_tenant_gets_only_its_headroom_counting_jobs_already_running_anywhere():
+    now = db_now() - timedelta(seconds=1)
+    TenantLimits.objects.create(tenant_id="tenant-a", max_running_jobs=3)
+    bulk_jobs(1, tenant_id="tenant-a", status=JobStatus.RUNNING, worker_id="w-other", next_attempt_at=now)
+    bulk_jobs(10, tenant_id="tenant-a", next_attempt_at=now)
+    bulk_jobs(10, tenant_id="tenant-b", next_attempt_at=now)
+    assert per_tenant(claim(10)) == {"tenant-a": 2, "tenant-b": 8}
+    assert claim(10) and Job.objects.filter(tenant_id="tenant-a", status=JobStatus.RUNNING).count() == 3
+
+
+def test_the_default_cap_from_settings_applies_to_tenants_without_an_override(settings):
+    settings.TENANT_MAX_RUNNING_JOBS = 2
+    now = db_now() - timedelta(seconds=1)
+    TenantLimits.objects.create(tenant_id="tenant-b", max_running_jobs=5)
+    bulk_jobs(10, tenant_id="tenant-a", next_attempt_at=now)
+    bulk_jobs(10, tenant_id="tenant-b", next_attempt_at=now)
+    assert per_tenant(claim(20)) == {"tenant-a": 2, "tenant-b": 5}
+
+
+def test_when_every_tenant_is_at_its_cap_nothing_is_claimed(settings):
+    settings.TENANT_MAX_RUNNING_JOBS = 1
+    now = db_now() - timedelta(seconds=1)
+    for tenant in ("tenant-a", "tenant-b"):
+        bulk_jobs(1, tenant_id=tenant, status=JobStatus.RUNNING, worker_id="w-other", next_attempt_at=now)
+        bulk_jobs(3, tenant_id=tenant, next_attempt_at=now)
+    cursor = TenantCursor()
+    assert claim(10, cursor) == []
+    assert Job.objects.filter(status=JobStatus.PENDING).count() == 6
+    # Capped tenants are not "waiting for a slot": the cursor moves past them.
+    assert cursor.after == "tenant-b"
+
+
+def test_concurrent_claims_for_a_capped_tenant_never_pass_its_cap():
+    now = db_now() - timedelta(seconds=1)
+    TenantLimits.objects.create(tenant_id="tenant-a", max_running_jobs=5)
+    bulk_jobs(200, tenant_id="tenant-a", next_attempt_at=now)
+    start = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def executor(worker_id: str) -> None:
+        try:
+            start.wait()
+            for _ in range(5):
+                claim_fair_share(worker_id=worker_id, limit=5, lookahead_seconds=1, cursor=TenantCursor())
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=executor, args=(f"w-{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    # Each claim locks the tenant's limits row before counting: 4 x 5 claims of 5, yet 5 running.
+    assert Job.objects.filter(tenant_id="tenant-a", status=JobStatus.RUNNING).count() == 5
+
+
+def test_with_fairness_off_the_claim_is_priority_first_across_tenants(settings):
+    settings.EXECUTOR_FAIR_CLAIM = False
+    now = db_now() - timedelta(seconds=1)
+    bulk_jobs(20, tenant_id="tenant-a", priority=0, next_attempt_at=now)
+    bulk_jobs(5, tenant_id="tenant-b", priority=5, next_attempt_at=now - timedelta(seconds=60))
+    jobs = claim_due_jobs(worker_id="w-1", limit=10, lookahead_seconds=1)
+    assert per_tenant(jobs) == {"tenant-a": 10}
+    settings.EXECUTOR_FAIR_CLAIM = True
+    assert per_tenant(claim_due_jobs(worker_id="w-1", limit=10, lookahead_seconds=1))["tenant-b"] == 5

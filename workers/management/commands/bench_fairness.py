@@ -1,0 +1,347 @@
+"""`manage.py bench_fairness`: the fair claim's cost, and a noisy neighbour with fairness off and on.
+
+On a dedicated database (default `jobsched_bench_fair`, created and migrated
+here, emptied each run), in two parts; prints and writes `.bench/fairness.json`.
+
+1. Claim cost, in this process on Django's connection: `--future-jobs` pending
+   jobs due tomorrow over `--claim-tenants` tenants, the empty poll timed; then
+   every one of those tenants gets 3 due jobs and one more tenant a burst of
+   `--burst`, and `--claim-samples` claims of 500 are timed, fair and
+   priority-first (the round-1 claim), with the statements each one sent.
+2. Noisy neighbour, per `--modes` (off = EXECUTOR_FAIR_CLAIM=0, on = 1): a local
+   receiver and `--executors` real `run_executor` processes (`--concurrency`
+   each); tenant-a gets `--burst` jobs due at second D, then tenants b..k
+   `--small-jobs` each at D (inserted after, so they sort last by id). Reports
+   b..k's lateness (arrival at the receiver - D, p50 and max) and tenant-a's
+   drain (its last arrival - D). Goal: b..k within 100 ms of D with fairness
+   on, tenant-a's drain at most 10 % longer than with it off.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import MySQLdb
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+
+from jobs.fairness import TenantCursor
+from jobsched_project.database import database_url_for
+from jobsched_project.ids import new_id
+from workers.executor.claims import claim_fair_share, claim_priority_first
+
+INSERT_BATCH = 2000
+EMPTY_POLL_SAMPLES = 200
+CLAIM_LIMIT = 500
+NOISY = "tenant-a"
+QUIET = [f"tenant-{letter}" for letter in "bcdefghijk"]
+GOAL_QUIET_LATENESS_SECONDS = 0.1
+GOAL_NOISY_SLOWDOWN = 0.10
+
+
+def _ms(seconds: float) -> float:
+    return round(1000 * seconds, 3)
+
+
+class Command(BaseCommand):
+    help = "Benchmark fairness: the fair claim's cost, and a noisy neighbour with fairness off and on."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--burst", type=int, default=30000, help="tenant-a's jobs due at one second")
+        parser.add_argument("--small-jobs", type=int, default=10, help="jobs of each of tenants b..k")
+        parser.add_argument("--executors", type=int, default=2)
+        parser.add_argument("--concurrency", type=int, default=500, help="per executor")
+        parser.add_argument("--modes", default="off,on", help="fairness off (round-1 claim) and/or on")
+        parser.add_argument("--future-jobs", type=int, default=100000, help="claim cost: pending jobs due tomorrow")
+        parser.add_argument("--claim-tenants", type=int, default=10000, help="claim cost: tenants with due jobs")
+        parser.add_argument("--claim-samples", type=int, default=20, help="claim cost: claims of 500 timed")
+        parser.add_argument("--skip-claim-cost", action="store_true")
+        parser.add_argument("--database", default="jobsched_bench_fair")
+        parser.add_argument("--lead-seconds", type=float, default=6.0, help="from the inserts to the due second")
+        parser.add_argument("--timeout", type=float, default=120.0)
+        parser.add_argument("--out", default=".bench/fairness.json")
+
+    # -- database ---------------------------------------------------------------
+
+    def _connect(self, name: str):
+        db = settings.DATABASES["default"]
+        return MySQLdb.connect(
+            host=db["HOST"] or "127.0.0.1",
+            port=int(db["PORT"] or 3306),
+            user=db["USER"],
+            password=db["PASSWORD"] or "",
+            database=name,
+            charset="utf8mb4",
+            binary_prefix=True,
+            autocommit=True,
+            init_command="SET time_zone='+00:00', tx_isolation='READ-COMMITTED'",
+        )
+
+    def _insert(self, cursor, rows: list[tuple[str, int, datetime]], *, url: str) -> list[bytes]:
+        """Insert pending jobs given as (tenant, priority, due); return their ids in order."""
+        columns = (
+            "id, tenant_id, task_id, scheduled_at, status, priority, attempt, max_attempts, next_attempt_at,"
+            " timeout_seconds, backoff_base_seconds, request_method, request_url, request_headers, request_body,"
+            " updated_at"
+        )
+        row = "(%s, %s, %s, %s, 'pending', %s, 0, 3, %s, 10, 10, 'POST', %s, '{}', '', NOW(6))"
+        ids: list[bytes] = []
+        for start in range(0, len(rows), INSERT_BATCH):
+            chunk = rows[start : start + INSERT_BATCH]
+            params: list[object] = []
+            for tenant, priority, due in chunk:
+                job_id = new_id().bytes
+                ids.append(job_id)
+                params += [job_id, tenant, uuid.uuid4().bytes, due, priority, due, url]
+            cursor.execute(f"INSERT INTO jobs ({columns}) VALUES " + ", ".join([row] * len(chunk)), params)
+        return ids
+
+    @staticmethod
+    def _db_now(cursor) -> datetime:
+        cursor.execute("SELECT NOW(3)")
+        return cursor.fetchone()[0]
+
+    # -- part 1: the claim's cost -----------------------------------------------
+
+    def _statements_sent(self) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW SESSION STATUS LIKE 'Questions'")
+            return int(cursor.fetchone()[1])
+
+    def _time_claims(self, claim: Callable[[], list[Any]], samples: int) -> dict[str, Any]:
+        times: list[float] = []
+        sizes: list[int] = []
+        tenants: list[int] = []
+        statements: list[int] = []
+        for _ in range(samples):
+            sent = self._statements_sent()
+            started = time.perf_counter()
+            jobs = claim()
+            times.append(time.perf_counter() - started)
+            statements.append(self._statements_sent() - sent - 1)  # minus the SHOW itself
+            sizes.append(len(jobs))
+            tenants.append(len({job.tenant_id for job in jobs}))
+        ordered = sorted(times)
+        return {
+            "claims": samples,
+            "ms_p50": _ms(statistics.median(ordered)),
+            "ms_max": _ms(ordered[-1]),
+            "ms_per_job_p50": round(
+                1000 * statistics.median(t / max(1, n) for t, n in zip(times, sizes, strict=True)), 4
+            ),
+            "jobs_per_claim_p50": statistics.median(sizes),
+            "tenants_per_claim_p50": statistics.median(tenants),
+            "statements_per_claim_max": max(statements),
+        }
+
+    def _claim_cost(self, cursor, options) -> dict[str, Any]:
+        cursor.execute("DELETE FROM jobs")
+        cursor.execute("DELETE FROM tenant_limits")
+        now = self._db_now(cursor)
+        count, tenants = options["future_jobs"], options["claim_tenants"]
+        names = [f"t{n:05d}" for n in range(tenants)]
+        self.stdout.write(f"claim cost: inserting {count} future jobs over {tenants} tenants ...")
+        future = now + timedelta(days=1)
+        self._insert(cursor, [(names[n % tenants], n % 10, future) for n in range(count)], url="http://127.0.0.1:9/")
+        fair_cursor = TenantCursor()
+
+        def fair() -> list[Any]:
+            return claim_fair_share(
+                worker_id="bench-claim", limit=CLAIM_LIMIT, lookahead_seconds=1.0, cursor=fair_cursor
+            )
+
+        def priority_first() -> list[Any]:
+            return claim_priority_first(worker_id="bench-claim", limit=CLAIM_LIMIT, lookahead_seconds=1.0)
+
+        started = time.perf_counter()
+        for _ in range(EMPTY_POLL_SAMPLES):
+            if fair():
+                raise CommandError("the empty poll claimed jobs: the future jobs are not a day away")
+        empty_poll_ms = _ms((time.perf_counter() - started) / EMPTY_POLL_SAMPLES)
+        self.stdout.write(f"claim cost: empty poll {empty_poll_ms} ms; inserting due jobs ...")
+        due = now - timedelta(seconds=1)
+        rows = [(names[n % tenants], (n // tenants) * 3 % 10, due) for n in range(3 * tenants)]
+        self._insert(cursor, rows + [("t-burst", 5, due)] * options["burst"], url="http://127.0.0.1:9/")
+        cursor.execute("ANALYZE TABLE jobs")
+        cursor.fetchall()
+        fair_claims = self._time_claims(fair, options["claim_samples"])
+        # The same due set again for the round-1 claim.
+        cursor.execute(
+            "UPDATE jobs SET status = 'pending', attempt = 0, worker_id = NULL, lease_expires_at = NULL,"
+            " started_at = NULL WHERE status = 'running'"
+        )
+        old_claims = self._time_claims(priority_first, options["claim_samples"])
+        connection.close()
+        return {
+            "future_jobs": count,
+            "tenants_with_due_jobs": tenants + 1,
+            "due_jobs": 3 * tenants + options["burst"],
+            "claim_limit": CLAIM_LIMIT,
+            "empty_poll_ms": empty_poll_ms,
+            "fair": fair_claims,
+            "priority_first": old_claims,
+        }
+
+    # -- part 2: a noisy neighbour ------------------------------------------------
+
+    @staticmethod
+    def _wait_started(executors: list[subprocess.Popen], out_dir: Path, mode: str) -> None:
+        """Until every executor logged its start (a loaded machine takes seconds to import Django)."""
+        deadline = time.monotonic() + 120
+        logs = [out_dir / f"fairness-{mode}-executor-{n}.log" for n in range(len(executors))]
+        while not all("event=start" in log.read_text() for log in logs):
+            if time.monotonic() > deadline or any(p.poll() is not None for p in executors):
+                raise CommandError(f"the executors did not start; see {out_dir}/fairness-{mode}-executor-*.log")
+            time.sleep(0.2)
+        time.sleep(1.5)  # their first claim and poll sleep
+
+    def _noisy_neighbour(self, cursor, options, *, fair: bool, child_env: dict[str, str]) -> dict[str, Any]:
+        cursor.execute("DELETE FROM jobs")
+        cursor.execute("DELETE FROM tenant_limits")
+        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+        out_dir = Path(options["out"]).parent
+        receiver = subprocess.Popen(
+            [sys.executable, "-m", "workers.executor.bench_receiver", "--port", "0"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=settings.BASE_DIR,
+        )
+        executors: list[subprocess.Popen] = []
+        mode = "on" if fair else "off"
+        try:
+            port = int(receiver.stdout.readline())
+            target = f"http://127.0.0.1:{port}/hook"
+            env = {**child_env, "EGRESS_ALLOWLIST": f"127.0.0.1:{port}", "EXECUTOR_FAIR_CLAIM": "1" if fair else "0"}
+            for n in range(options["executors"]):
+                with open(out_dir / f"fairness-{mode}-executor-{n}.log", "w") as log:
+                    command = [*manage, "run_executor", "--concurrency", str(options["concurrency"])]
+                    command += ["--poll", "1", "--grace", "10", "--worker-id", f"bench-{mode}-{n}"]
+                    executors.append(subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT))
+            self._wait_started(executors, out_dir, mode)
+            db_now = self._db_now(cursor)
+            due = datetime.fromtimestamp(
+                math.ceil(db_now.replace(tzinfo=UTC).timestamp() + options["lead_seconds"]), UTC
+            ).replace(tzinfo=None)
+            self.stdout.write(f"fairness {mode}: tenant-a {options['burst']} jobs, then b..k, due {due}Z ...")
+            tenant_of: dict[str, str] = {}
+            for tenant, count in [(NOISY, options["burst"]), *[(name, options["small_jobs"]) for name in QUIET]]:
+                for job_id in self._insert(cursor, [(tenant, 5, due)] * count, url=target):
+                    tenant_of[str(uuid.UUID(bytes=job_id))] = tenant
+            if self._db_now(cursor) >= due - timedelta(seconds=1):
+                self.stderr.write("warning: the inserts ended less than a poll before the due second")
+            deadline = time.monotonic() + options["timeout"]
+            while time.monotonic() < deadline:
+                cursor.execute(
+                    "SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'running') AND next_attempt_at < %s"
+                    " + INTERVAL 1 HOUR",
+                    [due],
+                )
+                if cursor.fetchone()[0] == 0:
+                    break
+                if any(p.poll() is not None for p in executors):
+                    raise CommandError(f"an executor exited early; see {out_dir}/fairness-{mode}-executor-*.log")
+                time.sleep(0.2)
+            cursor.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status")
+            statuses = dict(cursor.fetchall())
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/__report", timeout=30) as response:
+                seen = json.loads(response.read())
+        finally:
+            for process in executors:
+                if process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+            for process in executors:
+                try:
+                    process.wait(30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+            receiver.kill()
+            receiver.wait()
+        due_ts = due.replace(tzinfo=UTC).timestamp()
+        late: dict[str, list[float]] = {}
+        for key, at, _ in seen:
+            if key in tenant_of:
+                late.setdefault(tenant_of[key], []).append(at - due_ts)
+        quiet = sorted(value for name in QUIET for value in late.get(name, []))
+        noisy = sorted(late.get(NOISY, []))
+        keys = [key for key, _, _ in seen if key in tenant_of]
+        return {
+            "fairness": mode,
+            "due_at": due.isoformat() + "Z",
+            "tenants_b_to_k_lateness_seconds": {
+                "p50": round(statistics.median(quiet), 3),
+                "max": round(quiet[-1], 3),
+                "min": round(quiet[0], 3),
+            }
+            if quiet
+            else None,
+            "tenant_a_drain_seconds": round(noisy[-1], 3) if noisy else None,
+            "tenant_a_lateness_p50_seconds": round(statistics.median(noisy), 3) if noisy else None,
+            "statuses": statuses,
+            "checks": {
+                "all_succeeded": statuses.get("succeeded", 0) == len(tenant_of),
+                "each_key_seen_exactly_once": len(keys) == len(set(keys)) == len(tenant_of),
+            },
+            "load_average_at_end": os.getloadavg(),
+        }
+
+    # -- the run ----------------------------------------------------------------
+
+    def handle(self, *args, **options):
+        name = options["database"]
+        if not name.replace("_", "").isalnum():
+            raise CommandError(f"--database: bad name {name!r}")
+        modes = [mode.strip() for mode in options["modes"].split(",") if mode.strip()]
+        if not modes or any(mode not in {"off", "on"} for mode in modes):
+            raise CommandError(f"--modes: a comma-separated list of off and on, got {options['modes']!r}")
+        child_env = {**os.environ, "DATABASE_URL": database_url_for(name)}
+        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+        for command in (["ensure_database"], ["migrate", "--noinput", "-v0"]):
+            subprocess.run([*manage, *command], env=child_env, check=True)
+        # Django's connection too (the claims timed in part 1 run on it): the bench database.
+        connection.close()
+        settings.DATABASES["default"]["NAME"] = connection.settings_dict["NAME"] = name
+        Path(options["out"]).parent.mkdir(parents=True, exist_ok=True)
+        conn = self._connect(name)
+        try:
+            cursor = conn.cursor()
+            result: dict[str, Any] = {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()}
+            if not options["skip_claim_cost"]:
+                result["claim_cost"] = self._claim_cost(cursor, options)
+                self.stdout.write(json.dumps(result["claim_cost"], indent=2))
+            runs = {
+                mode: self._noisy_neighbour(cursor, options, fair=mode == "on", child_env=child_env) for mode in modes
+            }
+        finally:
+            conn.close()
+        result["noisy_neighbour"] = runs
+        result["goal"] = {
+            "tenants_b_to_k_max_lateness_seconds": GOAL_QUIET_LATENESS_SECONDS,
+            "tenant_a_drain_slowdown_at_most": GOAL_NOISY_SLOWDOWN,
+        }
+        on, off = runs.get("on"), runs.get("off")
+        if on and on["tenants_b_to_k_lateness_seconds"]:
+            result["goal_quiet_met"] = on["tenants_b_to_k_lateness_seconds"]["max"] <= GOAL_QUIET_LATENESS_SECONDS
+        if on and off and on["tenant_a_drain_seconds"] and off["tenant_a_drain_seconds"]:
+            ratio = on["tenant_a_drain_seconds"] / off["tenant_a_drain_seconds"]
+            result["tenant_a_drain_on_vs_off"] = round(ratio, 3)
+            result["goal_noisy_met"] = ratio <= 1 + GOAL_NOISY_SLOWDOWN
+        Path(options["out"]).write_text(json.dumps(result, indent=2) + "\n")
+        self.stdout.write(json.dumps(result, indent=2))
+        if not all(
+            run["checks"]["all_succeeded"] and run["checks"]["each_key_seen_exactly_once"] for run in runs.values()
+        ):
+            raise CommandError("jobs were lost or duplicated")
