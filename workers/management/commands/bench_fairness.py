@@ -223,6 +223,7 @@ class Command(BaseCommand):
         executors: list[subprocess.Popen] = []
         mode = "on" if fair else "off"
         try:
+            assert receiver.stdout is not None  # stdout=PIPE
             port = int(receiver.stdout.readline())
             target = f"http://127.0.0.1:{port}/hook"
             env = {**child_env, "EGRESS_ALLOWLIST": f"127.0.0.1:{port}", "EXECUTOR_FAIR_CLAIM": "1" if fair else "0"}
