@@ -61,6 +61,14 @@ def is_forbidden(name: str) -> bool:
     return lower in FORBIDDEN or lower.startswith(FORBIDDEN_PREFIXES)
 
 
+def is_header_value(value: str) -> bool:
+    """Whether `value` may be sent as a header value: one line, visible ASCII, no edge whitespace.
+
+    Also the rule for the secret the executor sends as `Authorization`.
+    """
+    return _VALUE.fullmatch(value) is not None
+
+
 def validate_headers(headers: object) -> dict[str, str]:
     """Return `headers` unchanged if every rule holds, else raise HeaderError."""
     if not isinstance(headers, dict):
@@ -81,7 +89,7 @@ def validate_headers(headers: object) -> dict[str, str]:
             raise HeaderError(f"{name!r}: value must be a string")
         if len(value) > MAX_VALUE_LENGTH:
             raise HeaderError(f"{name!r}: value longer than {MAX_VALUE_LENGTH} characters")
-        if not _VALUE.fullmatch(value):
+        if not is_header_value(value):
             raise HeaderError(
                 f"{name!r}: value must be visible ASCII, spaces or tabs, with no CR, LF, NUL or edge whitespace"
             )

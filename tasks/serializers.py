@@ -79,10 +79,10 @@ class StrictDateTimeField(serializers.DateTimeField):
                 parsed = parse_datetime(value)
         if parsed is None:
             self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
-        if parsed.tzinfo is None or parsed.utcoffset() is None:
-            self.fail("naive")
         try:
             return schedule.validate_run_at(parsed)
+        except schedule.ScheduleError:  # the schedule owns the rule: a naive time is ambiguous
+            self.fail("naive")
         except OverflowError:  # year 9999 with a negative offset is past datetime.max in UTC
             self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from tasks.headers import is_header_value
 from tasks.secret_refs import is_secret_ref
 
 ENV_PREFIX = "JOBSCHED_SECRET_"
@@ -74,7 +75,7 @@ class MountedSecrets(SecretsProvider):
         if value is None:
             raise SecretUnavailable("secret not found")
         value = value.strip()
-        # A header value must be one visible line: a newline would inject headers.
-        if not value or len(value) > MAX_SECRET_BYTES or not all(" " <= c <= "~" for c in value):
+        # Sent as a header value, by the API's rule for header values: a newline would inject headers.
+        if not value or len(value) > MAX_SECRET_BYTES or not is_header_value(value):
             raise SecretUnavailable("secret is empty or not a single printable line")
         return value
