@@ -104,6 +104,7 @@ start() {
   local child=$!
   for _ in $(seq 1 120); do
     if "$(admin)" --no-defaults --socket="$sock" -uroot --connect-timeout=2 ping >/dev/null 2>&1; then
+      echo "$port" >"$dir/port"
       say "ready (pid $(cat "$pidfile"), 127.0.0.1:$port)"
       return 0
     fi
@@ -152,7 +153,7 @@ start) start ;;
 stop) stop ;;
 ensure) ensure ;;
 status)
-  if pid=$(our_pid); then say "running (pid $pid, 127.0.0.1:$port, log $log)"; else
+  if pid=$(our_pid); then say "running (pid $pid, 127.0.0.1:$(cat "$dir/port" 2>/dev/null || echo "$port"), log $log)"; else
     say "not running"
     exit 3
   fi
