@@ -8,7 +8,7 @@ export LOCAL_MARIADB_PORT
 export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
-	bench-scheduler bench-executor clean
+	bench-scheduler bench-executor bench-fairness clean
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -64,6 +64,12 @@ bench-scheduler: venv
 ## receiver; figures on stdout and in .bench/executor.json. Own database (jobsched_bench_exec).
 bench-executor: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py bench_executor --jobs 30000 --executors 2 $(BENCH_ARGS)
+
+## make bench-fairness: the fair claim's cost (100,000 future jobs, then 10,000 tenants with due jobs),
+## then a noisy neighbour (tenant-a 30,000 jobs at one second, b..k 10 each) with fairness off and on,
+## 2 executor processes at a local receiver; figures on stdout and in .bench/fairness.json.
+bench-fairness: venv
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py bench_fairness --burst 30000 --executors 2 $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)
