@@ -71,12 +71,13 @@ def next_round(
 def cursor_after(start: str, walked: Sequence[str], shares: Mapping[str, int], headroom: Mapping[str, int]) -> str:
     """Where the next walk starts: just before the first tenant left out for lack of slots, else after the walk.
 
-    `start` is where this walk started. A tenant with no headroom is not left out
-    (it is capped, not waiting for a slot).
+    `start` is where this walk started; `walked` every tenant it passed, in order, and
+    `shares` the shares of those that had due jobs. A tenant with nothing due or no
+    headroom is not left out (it is not waiting for a slot).
     """
     previous = start
     for tenant in walked:
-        if shares.get(tenant, 0) == 0 and headroom.get(tenant, 1) > 0:
+        if shares.get(tenant, 1) == 0 and headroom.get(tenant, 1) > 0:
             return previous
         previous = tenant
     return previous

@@ -97,42 +97,32 @@ WHERE j.status = 'running'
 
 -- The fair claim (workers/executor/claims.py, jobs/fairness.py; README "Fairness and limits").
 -- Free slots are shared among the tenants with due jobs, priority orders jobs inside a tenant.
--- These statements take named parameters; the per-tenant ones are joined by UNION ALL, one
--- branch per tenant ({n} is the branch's number), so a claim costs a few statements whatever
--- the number of tenants.
+-- Named parameters. {levels} is the probe's list of due priority levels (integer literals).
 
--- name: fair_pending_tenants
--- The walk: the next tenants with pending jobs after the round-robin cursor, in tenant order.
--- DISTINCT along jobs_dlq_idx (tenant_id, status) or jobs_tenant_due_idx: MariaDB reads it as a
--- loose index scan (one dive per tenant) when tenants hold many pending jobs. No locks.
-SELECT DISTINCT tenant_id
-FROM jobs
-WHERE status = 'pending'
-  AND tenant_id > %(after)s
-ORDER BY tenant_id
-LIMIT %(limit)s;
-
--- name: fair_pending_tenants_wrapped
--- The walk after wrapping around: from the first tenant up to where this claim's walk began.
-SELECT DISTINCT tenant_id
-FROM jobs
-WHERE status = 'pending'
-  AND tenant_id > %(after)s
-  AND tenant_id <= %(until)s
-ORDER BY tenant_id
-LIMIT %(limit)s;
-
--- name: fair_due_tenant
--- One branch per walked tenant: does it have a job due at one of the due levels? At most one
--- entry of jobs_tenant_due_idx per level (the range ends at the lookahead, so future jobs are
--- never read). {levels} is the probe's list of due priority levels. No locks.
-SELECT tenant_id
-FROM jobs
-WHERE status = 'pending'
-  AND tenant_id = %(tenant_{n})s
-  AND priority IN ({levels})
-  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
-LIMIT 1;
+-- name: fair_walk
+-- The walk (no locks): the next tenants with pending jobs after the round-robin cursor, in
+-- tenant order, each with its first due job in its own priority order (NULL: nothing due).
+-- The DISTINCT is a loose index scan on jobs_dlq_idx (tenant_id, status), one dive per tenant;
+-- the first due job reads jobs_tenant_due_idx from the tenant's first entry, in index order,
+-- until one is due. One statement per chunk of tenants: a UNION ALL of one SELECT per tenant
+-- costs MariaDB ~0.5 ms per branch (measured, 500 branches: 280-790 ms against 10-130 ms this way).
+-- {bound} is empty, or `AND tenant_id <= %(until)s` for the pass after wrapping around.
+SELECT t.tenant_id,
+       (SELECT j.id
+        FROM jobs AS j
+        WHERE j.status = 'pending'
+          AND j.tenant_id = t.tenant_id
+          AND j.priority IN ({levels})
+          AND j.next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+        ORDER BY j.priority, j.next_attempt_at
+        LIMIT 1) AS first_due
+FROM (SELECT DISTINCT tenant_id
+      FROM jobs
+      WHERE status = 'pending'
+        AND tenant_id > %(after)s {bound}
+      ORDER BY tenant_id
+      LIMIT %(limit)s) AS t
+ORDER BY t.tenant_id;
 
 -- name: fair_running_counts
 -- Jobs running now (parked on a timer or in flight, on any executor) of the capped tenants,
@@ -145,8 +135,23 @@ WHERE tenant_id IN ({tenants})
   AND status = 'running'
 GROUP BY tenant_id;
 
+-- name: fair_take_first
+-- Tenants whose share is one job: the first due job the walk found for each, locked by id.
+-- The walk read them without locks, so each is checked again here: another executor may have
+-- claimed it (no longer pending, or locked: SKIP LOCKED passes over it), or a fast retry may have
+-- moved it past the lookahead. Such a tenant simply gets nothing this round.
+SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
+       timeout_seconds, backoff_base_seconds, request_method, request_url,
+       request_headers, request_body, secret_ref, NOW(3) AS db_now
+FROM jobs
+WHERE id IN ({ids})
+  AND status = 'pending'
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+FOR UPDATE SKIP LOCKED;
+
 -- name: fair_take
--- One branch per tenant: its share of the free slots, in its own priority order, from
+-- Tenants whose share is more than one job (at most free / 2 of them): one branch per tenant,
+-- joined by UNION ALL ({n} is the branch's number), its share in its own priority order from
 -- jobs_tenant_due_idx (ranges per due level that end at the lookahead, read in index order: no
 -- sort, so only the rows returned are locked). SKIP LOCKED passes over rows another executor
 -- is claiming; rows this claim took in an earlier round are already 'running' (marked in the

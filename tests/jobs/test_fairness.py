@@ -77,3 +77,7 @@ def test_the_cursor_stays_where_it_was_when_the_first_tenant_is_left_out():
 def test_interleave_takes_one_of_each_group_in_turn():
     assert interleave([[1, 2, 3], ["a"], [], ["x", "y"]]) == [1, "a", "x", 2, "y", 3]
     assert interleave([]) == []
+
+
+def test_tenants_walked_with_nothing_due_are_not_left_out():
+    assert cursor_after("", ["a", "b", "c"], {"b": 1}, {}) == "c"

@@ -24,9 +24,9 @@ from tasks import limits
 
 PRIORITY_LEVELS = 10  # 0 = first ... 9 = last
 
-# The fair claim's walk over tenants: statements of WALK_CHUNK_MIN..WALK_CHUNK_MAX tenants, at
-# most WALK_MAX_TENANTS tenants with pending jobs per claim (the rest wait for the next claim,
-# which starts where this one stopped); at most TAKE_ROUNDS takes (leftover slots go round again).
+# The fair claim's walk over tenants: chunks of WALK_CHUNK_MIN..WALK_CHUNK_MAX tenants, at most
+# WALK_MAX_TENANTS tenants with pending jobs per claim (the next claim starts where this one
+# stopped); at most TAKE_ROUNDS takes (slots a tenant could not use go round again).
 WALK_CHUNK_MIN = 64
 WALK_CHUNK_MAX = 1000
 WALK_MAX_TENANTS = 5000
@@ -157,83 +157,114 @@ def claim_priority_first(*, worker_id: str, limit: int, lookahead_seconds: float
 # --- the fair claim -------------------------------------------------------------
 
 
-def _branches(name: str, count: int, levels: list[int]) -> str:
-    """`count` parenthesised copies of a per-tenant statement joined by UNION ALL, numbered 0..count-1."""
-    # Without its comment and indentation (it is repeated per tenant, and parsed on every claim);
-    # the levels are the probe's integers, written as literals (the list's length varies).
+def _statement(name: str, levels: list[int], **markers: str) -> str:
+    """A fair-claim statement with its markers filled, without comments or indentation (it is
+    sent on every claim, some of it once per tenant). The levels are the probe's integers."""
     lines = (line.strip() for line in QUERIES[name].splitlines() if not line.lstrip().startswith("--"))
-    body = " ".join(lines).replace("{levels}", ", ".join(str(int(level)) for level in levels))
-    return "\nUNION ALL\n".join(f"({body.replace('{n}', str(n))})" for n in range(count))
+    query = " ".join(lines).replace("{levels}", ", ".join(str(int(level)) for level in levels))
+    for marker, text in markers.items():
+        query = query.replace("{" + marker + "}", text)
+    return query
 
 
-def _walk_due_tenants(
-    *, start: str, need: int, levels: list[int], lookahead_seconds: float
-) -> tuple[list[str], list[str]]:
-    """Walk tenants with pending jobs after `start`, wrapping around to it; return (walked, due).
+class _Walk:
+    """The tenants with pending jobs after `start` in tenant order, then from the first up to `start`."""
 
-    Stops once `need` tenants with due jobs are found or WALK_MAX_TENANTS were walked.
-    Two statements per chunk (no locks): the next tenants, then which of them have a due job.
-    """
-    walked: list[str] = []
-    due: list[str] = []
-    passes = [("fair_pending_tenants", None)] + ([("fair_pending_tenants_wrapped", start)] if start else [])
-    with connection.cursor() as cursor:
-        for query, until in passes:
-            after = start if until is None else ""
-            while len(due) < need and len(walked) < WALK_MAX_TENANTS:
-                size = min(WALK_CHUNK_MAX, max(WALK_CHUNK_MIN, need - len(due)), WALK_MAX_TENANTS - len(walked))
-                cursor.execute(QUERIES[query], {"after": after, "until": until, "limit": size})
-                chunk = [row[0] for row in cursor.fetchall()]
-                if not chunk:
-                    break
-                params: dict[str, Any] = {f"tenant_{n}": tenant for n, tenant in enumerate(chunk)}
-                cursor.execute(
-                    _branches("fair_due_tenant", len(chunk), levels), {**params, "lookahead_seconds": lookahead_seconds}
-                )
-                found = {row[0] for row in cursor.fetchall()}
-                walked.extend(chunk)
-                due.extend(tenant for tenant in chunk if tenant in found)
-                after = chunk[-1]
-                if len(chunk) < size:
-                    break  # this pass reached its end
-    return walked, due
+    def __init__(self, db: Any, *, start: str, levels: list[int], lookahead_seconds: float) -> None:
+        self.db = db
+        self.levels = levels
+        self.lookahead_seconds = lookahead_seconds
+        self.passes: list[str | None] = [None, start] if start else [None]  # each pass's upper bound
+        self.after = start
+        self.walked: list[str] = []
+
+    def next_chunk(self, size: int) -> list[tuple[str, Any]]:
+        """Up to `size` more (tenant, first due job id or None), across the wrap; [] once walked round."""
+        chunk: list[tuple[str, Any]] = []
+        while self.passes:
+            want = min(size - len(chunk), WALK_MAX_TENANTS - len(self.walked))
+            if want <= 0:
+                break
+            until = self.passes[0]
+            bound = "" if until is None else "AND tenant_id <= %(until)s"
+            self.db.execute(
+                _statement("fair_walk", self.levels, bound=bound),
+                {"after": self.after, "until": until, "limit": want, "lookahead_seconds": self.lookahead_seconds},
+            )
+            rows = [(tenant, job_id) for tenant, job_id in self.db.fetchall()]
+            self.walked.extend(tenant for tenant, _ in rows)
+            chunk.extend(rows)
+            if rows:
+                self.after = rows[-1][0]
+            if len(rows) < want:  # this pass reached its end: the next one starts from the first tenant
+                self.passes.pop(0)
+                self.after = ""
+        return chunk
 
 
-def _running_counts(cursor: Any, tenant_ids: list[str]) -> dict[str, int]:
-    params = {f"tenant_{n}": tenant for n, tenant in enumerate(tenant_ids)}
-    tenants = ", ".join(f"%({name})s" for name in params)
-    cursor.execute(QUERIES["fair_running_counts"].replace("{tenants}", tenants), params)
-    return {tenant: count for tenant, count in cursor.fetchall()}
+def _headroom(db: Any, tenants: list[str]) -> dict[str, int]:
+    """Cap minus running jobs of each capped tenant, counted under the tenants' locked limit rows."""
+    # Lock first, count second: another executor's claim for these tenants has then committed
+    # (its jobs are counted as running) or waits until ours commits.
+    caps = limits.max_running_jobs(tenants, lock=True)
+    if not caps:
+        return {}
+    params = {f"tenant_{n}": tenant for n, tenant in enumerate(sorted(caps))}
+    db.execute(QUERIES["fair_running_counts"].replace("{tenants}", ", ".join(f"%({p})s" for p in params)), params)
+    running = dict(db.fetchall())
+    return {tenant: max(0, cap - running.get(tenant, 0)) for tenant, cap in caps.items()}
 
 
 def _take(
-    cursor: Any, *, worker_id: str, shares: dict[str, int], levels: list[int], lookahead_seconds: float
+    db: Any,
+    *,
+    worker_id: str,
+    shares: dict[str, int],
+    first_due: dict[str, Any],
+    levels: list[int],
+    lookahead_seconds: float,
 ) -> list[tuple[Any, ...]]:
-    """Lock each tenant's share of due jobs (one UNION ALL statement) and mark them running."""
-    tenants = list(shares)
-    params: dict[str, Any] = {"lookahead_seconds": lookahead_seconds}
-    for n, tenant in enumerate(tenants):
-        params[f"tenant_{n}"] = tenant
-        params[f"limit_{n}"] = shares[tenant]
-    cursor.execute(_branches("fair_take", len(tenants), levels), params)
-    rows = list(cursor.fetchall())
+    """Lock each tenant's share of due jobs and mark them running; return the rows.
+
+    A share of one with a known first due job is taken by id (one statement for all of them),
+    larger shares by one UNION ALL branch per tenant (at most free / 2 tenants).
+    """
+    by_id = [first_due[tenant] for tenant, share in shares.items() if share == 1 and tenant in first_due]
+    by_branch = [tenant for tenant, share in shares.items() if share > 1 or (share == 1 and tenant not in first_due)]
+    rows: list[tuple[Any, ...]] = []
+    if by_id:
+        params: dict[str, Any] = {f"id_{n}": job_id for n, job_id in enumerate(by_id)}
+        ids = ", ".join(f"%({name})s" for name in params)
+        db.execute(_statement("fair_take_first", levels, ids=ids), {**params, "lookahead_seconds": lookahead_seconds})
+        rows.extend(db.fetchall())
+    if by_branch:
+        branch = _statement("fair_take", levels)
+        query = "\nUNION ALL\n".join(f"({branch.replace('{n}', str(n))})" for n in range(len(by_branch)))
+        params = {"lookahead_seconds": lookahead_seconds}
+        for n, tenant in enumerate(by_branch):
+            params[f"tenant_{n}"] = tenant
+            params[f"limit_{n}"] = shares[tenant]
+        db.execute(query, params)
+        rows.extend(db.fetchall())
     if rows:
-        ids = [row[0] for row in rows]
-        cursor.execute(expand(QUERIES["claim_mark_running"], len(ids), 1, marker="ids"), [worker_id, *ids])
+        ids_taken = [row[0] for row in rows]
+        db.execute(expand(QUERIES["claim_mark_running"], len(ids_taken), 1, marker="ids"), [worker_id, *ids_taken])
         # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
-        if cursor.rowcount != len(ids):
-            raise RuntimeError(f"claim marked {cursor.rowcount} of {len(ids)} locked rows")
+        if db.rowcount != len(ids_taken):
+            raise RuntimeError(f"claim marked {db.rowcount} of {len(ids_taken)} locked rows")
     return rows
 
 
 def claim_fair_share(*, worker_id: str, limit: int, lookahead_seconds: float, cursor: TenantCursor) -> list[ClaimedJob]:
     """Claim up to `limit` due jobs, the slots shared among the tenants that have due jobs.
 
-    The empty poll stays the per-priority probe. Then (no locks) the walk finds tenants
-    with due jobs from `cursor` round; then one transaction: the capped tenants' limit
-    rows are locked and their running jobs counted, `share_slots` splits the slots, one
-    statement takes every tenant's share, and slots a tenant could not use go round
-    again (at most TAKE_ROUNDS takes). Jobs come back interleaved across tenants.
+    The empty poll stays the per-priority probe. Then one transaction: walk the tenants
+    from `cursor` round, a chunk at a time (each with its first due job); lock the capped
+    ones' limit rows and count their running jobs; `share_slots` splits the remaining
+    slots among the chunk's tenants with due jobs and their shares are taken; the next
+    chunk gets what is left. Once every tenant was walked, slots still free go round
+    again among the tenants that filled their share (at most TAKE_ROUNDS takes in all).
+    Jobs come back interleaved across tenants.
     """
     if limit <= 0:
         return []
@@ -243,32 +274,48 @@ def claim_fair_share(*, worker_id: str, limit: int, lookahead_seconds: float, cu
     if not levels:
         return []
     start = cursor.after
-    walked, due = _walk_due_tenants(start=start, need=limit, levels=levels, lookahead_seconds=lookahead_seconds)
-    if not due:
-        cursor.after = walked[-1] if walked else start
-        return []
-    taken: dict[str, list[tuple[Any, ...]]] = {tenant: [] for tenant in due}
+    taken: dict[str, list[tuple[Any, ...]]] = {}
+    shares: dict[str, int] = {}  # every due tenant's first share, in walk order
+    headroom: dict[str, int] = {}
+    remaining = limit
     with transaction.atomic(durable=True), connection.cursor() as db:
-        # Lock first, count second: another executor's claim for these tenants has then
-        # committed (and its jobs are counted as running) or waits until ours commits.
-        caps = limits.max_running_jobs(due, lock=True)
-        running = _running_counts(db, sorted(caps)) if caps else {}
-        headroom = {tenant: max(0, cap - running.get(tenant, 0)) for tenant, cap in caps.items()}
-        first_shares = share_slots(limit, due, headroom)
-        cursor.after = cursor_after(start, walked, first_shares, headroom)
-        shares = {tenant: share for tenant, share in first_shares.items() if share > 0}
-        left = limit
-        for _ in range(TAKE_ROUNDS):
-            if not shares:
-                break
-            rows = _take(db, worker_id=worker_id, shares=shares, levels=levels, lookahead_seconds=lookahead_seconds)
-            got: dict[str, int] = {}
+        walk = _Walk(db, start=start, levels=levels, lookahead_seconds=lookahead_seconds)
+        takes = 0
+        while remaining > 0 and (chunk := walk.next_chunk(max(WALK_CHUNK_MIN, min(WALK_CHUNK_MAX, remaining)))):
+            first_due = {tenant: job_id for tenant, job_id in chunk if job_id is not None}
+            if not first_due:
+                continue
+            due = [tenant for tenant, _ in chunk if tenant in first_due]
+            headroom.update(_headroom(db, due))
+            chunk_shares = share_slots(remaining, due, headroom)
+            shares.update(chunk_shares)
+            wanted = {tenant: share for tenant, share in chunk_shares.items() if share > 0}
+            if wanted:
+                for row in _take(
+                    db,
+                    worker_id=worker_id,
+                    shares=wanted,
+                    first_due=first_due,
+                    levels=levels,
+                    lookahead_seconds=lookahead_seconds,
+                ):
+                    taken.setdefault(row[1], []).append(row)
+                    remaining -= 1
+                takes += 1
+        # Every tenant walked and slots left: more for the tenants that filled their share.
+        last = {tenant: share for tenant, share in shares.items() if share > 0}
+        got = {tenant: len(rows) for tenant, rows in taken.items()}
+        room = {tenant: room - got.get(tenant, 0) for tenant, room in headroom.items()}
+        while remaining > 0 and takes < TAKE_ROUNDS and (more := next_round(remaining, last, got, room)):
+            rows = _take(
+                db, worker_id=worker_id, shares=more, first_due={}, levels=levels, lookahead_seconds=lookahead_seconds
+            )
+            got = {}
             for row in rows:
-                taken[row[1]].append(row)
+                taken.setdefault(row[1], []).append(row)
                 got[row[1]] = got.get(row[1], 0) + 1
-            left -= len(rows)
-            if left <= 0:
-                break
-            shares = next_round(left, shares, got, headroom)
-            headroom = {tenant: room - got.get(tenant, 0) for tenant, room in headroom.items()}
-    return [_job_from_row(row) for row in interleave([taken[tenant] for tenant in due])]
+            remaining -= len(rows)
+            room = {tenant: room - got.get(tenant, 0) for tenant, room in room.items()}
+            last, takes = more, takes + 1
+        cursor.after = cursor_after(start, walk.walked, shares, headroom)
+    return [_job_from_row(row) for row in interleave([taken[tenant] for tenant in shares if tenant in taken])]
