@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from history.memory import InMemoryHistoryStore
 from history.stores import set_history_store
+from tests.tenants import OTHER_TENANT, OWNER, TenantClient
 
 # What asyncio logs (through its exception handler) when a task or resource was left behind:
 # a loop closed or collected with work still pending. Each is a test or shutdown that did not clean up.
@@ -98,14 +99,30 @@ def make_token():
 
 @pytest.fixture
 def tenant_client(make_token):
-    """`tenant_client("tenant-a")` → a DRF APIClient carrying a valid token for that tenant."""
+    """`tenant_client("tenant-a")` → a TenantClient (a DRF APIClient) carrying a valid token for that tenant."""
 
-    def _client(tenant="tenant-a"):
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_token(tenant)}")
-        return client
+    def _client(tenant=OWNER):
+        return TenantClient(tenant, make_token(tenant))
 
     return _client
+
+
+@pytest.fixture
+def owner(tenant_client) -> TenantClient:
+    """The tenant whose tasks and jobs a test makes and reads (tests/tenants.py)."""
+    return tenant_client(OWNER)
+
+
+@pytest.fixture
+def other_tenant(tenant_client) -> TenantClient:
+    """Another tenant, with a valid token and rows of its own: the owner's are a 404 to it."""
+    return tenant_client(OTHER_TENANT)
+
+
+@pytest.fixture
+def stranger() -> APIClient:
+    """A caller with no token at all: every tenant endpoint is a 401 to it."""
+    return APIClient()
 
 
 FAKE_DNS = {
