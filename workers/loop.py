@@ -82,8 +82,8 @@ class StopFlag:
             signal.signal(signum, self._on_signal)
 
     def _on_signal(self, signum: int, frame: object) -> None:
+        # No logging here: a handler interrupting a log call could interleave or deadlock it; `stop` logs it.
         self.signal_name = signal.Signals(signum).name
-        logger.info("stop requested", extra={"event": "stop_requested", "signal": self.signal_name})
         self.set()
 
     def set(self) -> None:

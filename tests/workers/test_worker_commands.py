@@ -7,8 +7,10 @@ being unreachable included, exits non-zero with one readable line and no traceba
 from __future__ import annotations
 
 import datetime as dt
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from django.core.management import CommandError, call_command, get_commands, load_command_class
@@ -16,8 +18,9 @@ from django.utils import timezone
 
 from history.models import HistoryEntry
 from jobs.models import Job, JobStatus
+from tests.db_proxy import DatabaseProxy
 from tests.factories import db_now, make_task
-from tests.processes import child_env
+from tests.processes import child_env, start_manage, wait_until
 from tests.receivers import Receiver, unused_port
 from tests.workers.executor_db import bulk_jobs
 from tests.workers.scheduler_processes import ROOT
@@ -120,6 +123,77 @@ def test_once_with_the_database_unreachable_exits_non_zero_with_one_line_and_no_
     worker = command.removeprefix("run_")
     line = assert_one_line_failure(done, worker)
     assert "OperationalError" in line and "Can't connect" in line, line
+
+
+# -- a running loop and a database that goes away --------------------------------------------------
+
+BACK_WITHIN_SECONDS = 5.0  # every loop works again within 5 s of the database coming back
+
+
+def _outage(process: subprocess.Popen, proxy: DatabaseProxy, log) -> None:
+    """Cut the database until the process has retried several times (its backoff at the cap), then restore."""
+    wait_until(lambda: "event=start" in log.read_text(), what="the loop started")
+    time.sleep(0.5)  # a few steps on a live connection first
+    proxy.cut()
+    try:
+        wait_until(lambda: log.read_text().count("event=db_unavailable") >= 5, timeout=30, what="retries")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; its log:\n{log.read_text()}") from None
+    assert process.poll() is None, log.read_text()  # retried, not crashed
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        process.wait(15)
+
+
+def test_a_running_reconciler_works_again_within_seconds_of_the_database_coming_back(tmp_path):
+    log = tmp_path / "reconciler.log"
+    with DatabaseProxy() as proxy:
+        env = child_env(DATABASE_URL=proxy.url, LOG_LEVEL="INFO")
+        process = start_manage("run_reconciler", "--idle-seconds", "0.2", env=env, log_path=log)
+        try:
+            _outage(process, proxy, log)
+            bulk_jobs(2, next_attempt_at=db_now() - dt.timedelta(seconds=1))
+            claimed = claim_due_jobs(worker_id="w-gone", limit=2, lookahead_seconds=1)
+            Job.objects.filter(id__in=[job.id for job in claimed]).update(
+                lease_expires_at=timezone.now() - dt.timedelta(minutes=1)
+            )
+            proxy.restore()
+            back = time.monotonic()
+            wait_until(
+                lambda: Job.objects.filter(status=JobStatus.PENDING, error="lease expired").count() == 2,
+                timeout=15,
+                what="leases returned",
+            )
+            assert time.monotonic() - back < BACK_WITHIN_SECONDS, log.read_text()
+        finally:
+            _stop(process)
+    assert process.returncode == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_running_executor_works_again_within_seconds_of_the_database_coming_back(tmp_path, receiver):
+    log = tmp_path / "executor.log"
+    with DatabaseProxy() as proxy:
+        env = child_env(DATABASE_URL=proxy.url, LOG_LEVEL="INFO", EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
+        process = start_manage("run_executor", "--idle-seconds", "0.2", "--grace", "2", env=env, log_path=log)
+        try:
+            _outage(process, proxy, log)
+            ids = bulk_jobs(3, url=receiver.url("/hook"), next_attempt_at=db_now())
+            proxy.restore()
+            back = time.monotonic()
+            wait_until(
+                lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 3,
+                timeout=15,
+                what="jobs fired and recorded",
+            )
+            assert time.monotonic() - back < BACK_WITHIN_SECONDS, log.read_text()
+        finally:
+            _stop(process)
+    assert process.returncode == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
 
 
 # -- option names -----------------------------------------------------------------------------------
