@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run test venv db migrate lint typecheck bench-scheduler bench-executor clean
+.PHONY: run test venv db migrate lint typecheck bench-scheduler bench-executor bench-history cassandra cassandra-stop clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,14 @@ run: migrate
 ## make test: install, then run the whole suite on the real MariaDB.
 test: venv
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## make cassandra: the single-node Apache Cassandra 5.0 on 127.0.0.1:$${CASSANDRA_PORT:-9042}, jars from
+## Maven Central into .local/cassandra/lib on first use (scripts/cassandra.sh); idempotent.
+cassandra:
+	scripts/cassandra.sh start
+
+cassandra-stop:
+	scripts/cassandra.sh stop
 
 lint: venv
 	$(VENV)/bin/ruff check .
