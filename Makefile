@@ -23,8 +23,12 @@ run: export DEBUG ?= 1
 run: migrate
 	$(PY) manage.py run_dev
 
-## make test: install, then run the whole suite on the real MariaDB.
-test: venv
+## make test: install, start the local Cassandra node, then run the whole suite on the real MariaDB
+## and that node (CASSANDRA_HOSTS; the Cassandra tests use a throwaway keyspace).
+CASSANDRA_PORT ?= 9042
+export CASSANDRA_PORT
+test: export CASSANDRA_HOSTS ?= 127.0.0.1:$(CASSANDRA_PORT)
+test: venv cassandra
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 ## make cassandra: the single-node Apache Cassandra 5.0 on 127.0.0.1:$${CASSANDRA_PORT:-9042}, jars from
