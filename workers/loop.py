@@ -4,7 +4,10 @@ A step returns True when it found work, so the loop goes again at once while
 there is a backlog and sleeps only when idle. SIGTERM/SIGINT set a flag that
 also interrupts the sleep, so a deployment stops within one step. A dropped
 database connection is closed and retried with backoff instead of killing the
-process: the queue's state lives in MySQL, so nothing is lost meanwhile.
+process: the queue's state lives in MySQL, so nothing is lost meanwhile. A loop
+may name other errors that mean "a dependency is away" (`unavailable`, e.g. the
+archiver's history store): they back off the same way, from 0.5 s doubling up to
+`max_backoff_seconds`, and the first step that succeeds resets the backoff.
 """
 
 from __future__ import annotations
@@ -58,11 +61,15 @@ class WorkerLoop:
         *,
         idle_seconds: float,
         stop: StopFlag | None = None,
+        unavailable: tuple[type[Exception], ...] = (),
+        max_backoff_seconds: float = MAX_RECONNECT_BACKOFF_SECONDS,
     ) -> None:
         self.name = name
         self.step = step
         self.idle_seconds = idle_seconds
         self.stop = stop or StopFlag()
+        self.unavailable = unavailable
+        self.max_backoff_seconds = max_backoff_seconds
         self._backoff = 0.0
 
     def run(self, *, once: bool = False) -> None:
@@ -83,11 +90,21 @@ class WorkerLoop:
         except (OperationalError, InterfaceError) as exc:
             # The database dropped or restarted: reconnect on the next step.
             connection.close()
-            self._backoff = min(MAX_RECONNECT_BACKOFF_SECONDS, max(0.5, self._backoff * 2))
+            self._back_off()
             logger.warning(
                 "database unavailable, retrying",
                 extra={"event": "db_unavailable", "worker": self.name, "retry_in": self._backoff, "error": str(exc)},
             )
             return False
+        except self.unavailable as exc:
+            self._back_off()
+            logger.warning(
+                "dependency unavailable, retrying",
+                extra={"event": "unavailable", "worker": self.name, "retry_in": self._backoff, "error": str(exc)},
+            )
+            return False
         self._backoff = 0.0
         return found_work
+
+    def _back_off(self) -> None:
+        self._backoff = min(self.max_backoff_seconds, max(0.5, self._backoff * 2))

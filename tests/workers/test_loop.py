@@ -3,6 +3,7 @@
 import os
 import signal
 
+import pytest
 from django.db.utils import OperationalError
 
 from workers.loop import StopFlag, WorkerLoop
@@ -65,3 +66,34 @@ def test_a_dropped_database_is_retried_with_growing_backoff():
     loop.run_step()
     assert loop.run_step() is False  # the step now succeeds (and stops)
     assert loop._backoff == 0.0
+
+
+def test_a_dependency_named_unavailable_backs_off_up_to_the_cap_and_resets_on_success():
+    class Away(Exception):
+        pass
+
+    outcomes = [Away("down")] * 5 + [True]
+
+    def step():
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    loop = WorkerLoop("test", step, idle_seconds=3600, unavailable=(Away,), max_backoff_seconds=3)
+    waits = []
+    for _ in range(5):
+        assert loop.run_step() is False
+        waits.append(loop._backoff)
+
+    assert waits == [0.5, 1.0, 2.0, 3, 3]
+    assert loop.run_step() is True
+    assert loop._backoff == 0.0
+
+
+def test_an_error_not_named_unavailable_still_propagates():
+    def step():
+        raise KeyError("a bug")
+
+    with pytest.raises(KeyError):
+        WorkerLoop("test", step, idle_seconds=1).run_step()
