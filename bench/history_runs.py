@@ -6,6 +6,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -30,7 +31,7 @@ WRITE_CHUNK = 5_000
 @dataclass
 class Context:
     stores: dict[str, HistoryStore] = field(default_factory=dict)
-    cassandra_session: object = None
+    cassandra_session: Any = None
     keyspace: str = ""
     ttl_seconds: int = 0
     versions: dict[str, str] = field(default_factory=dict)
