@@ -109,7 +109,7 @@ def test_jobs_flow_through_every_loop_into_cassandra_and_read_back_merged_with_m
         env = child_env(
             EGRESS_ALLOWLIST=allow,
             ARCHIVE_SUCCEEDED_AFTER_SECONDS="1",
-            ARCHIVE_DEAD_AFTER_SECONDS="6",  # long enough for the DLQ retry below, short for the test
+            ARCHIVE_DEAD_AFTER_SECONDS="8",  # long enough for the DLQ retry below, short for the test
             **cassandra_history,
         )
         loops = {
