@@ -11,7 +11,8 @@ here, emptied each run), in two parts; prints and writes `.bench/fairness.json`.
 2. Noisy neighbour, per `--modes` (off = EXECUTOR_FAIR_CLAIM=0, on = 1): a local
    receiver and `--executors` real `run_executor` processes (`--concurrency`
    each); tenant-a gets `--burst` jobs due at second D, then tenants b..k
-   `--small-jobs` each at D (inserted after, so they sort last by id). Reports
+   `--small-jobs` each at D (their ids made after tenant-a's, so they sort last by id; their
+   few rows written first, so a slow insert of the burst cannot hide them from a claim). Reports
    b..k's lateness (arrival at the receiver - D, p50 and max) and tenant-a's
    drain (its last arrival - D). Goal: b..k within 100 ms of D with fairness
    on, tenant-a's drain at most 10 % longer than with it off.
@@ -92,8 +93,8 @@ class Command(BaseCommand):
             init_command="SET time_zone='+00:00', tx_isolation='READ-COMMITTED'",
         )
 
-    def _insert(self, cursor, rows: list[tuple[str, int, datetime]], *, url: str) -> list[bytes]:
-        """Insert pending jobs given as (tenant, priority, due); return their ids in order."""
+    def _insert(self, cursor, rows: list[tuple], *, url: str) -> list[bytes]:
+        """Insert pending jobs given as (tenant, priority, due[, id]); return their ids in order."""
         columns = (
             "id, tenant_id, task_id, scheduled_at, status, priority, attempt, max_attempts, next_attempt_at,"
             " timeout_seconds, backoff_base_seconds, request_method, request_url, request_headers, request_body,"
@@ -104,8 +105,8 @@ class Command(BaseCommand):
         for start in range(0, len(rows), INSERT_BATCH):
             chunk = rows[start : start + INSERT_BATCH]
             params: list[object] = []
-            for tenant, priority, due in chunk:
-                job_id = new_id().bytes
+            for tenant, priority, due, *given in chunk:
+                job_id = given[0] if given else new_id().bytes
                 ids.append(job_id)
                 params += [job_id, tenant, uuid.uuid4().bytes, due, priority, due, url]
             cursor.execute(f"INSERT INTO jobs ({columns}) VALUES " + ", ".join([row] * len(chunk)), params)
@@ -239,10 +240,14 @@ class Command(BaseCommand):
                 math.ceil(db_now.replace(tzinfo=UTC).timestamp() + options["lead_seconds"]), UTC
             ).replace(tzinfo=None)
             self.stdout.write(f"fairness {mode}: tenant-a {options['burst']} jobs, then b..k, due {due}Z ...")
-            tenant_of: dict[str, str] = {}
-            for tenant, count in [(NOISY, options["burst"]), *[(name, options["small_jobs"]) for name in QUIET]]:
-                for job_id in self._insert(cursor, [(tenant, 5, due)] * count, url=target):
-                    tenant_of[str(uuid.UUID(bytes=job_id))] = tenant
+            # Ids are made in tenant-a's order first, so b..k sort last by id (behind the burst in the
+            # round-1 claim's order); their 100 rows are written first, so a loaded machine's slow
+            # 30,000-row insert cannot leave them out of the claims made a poll before D.
+            batches = [(NOISY, options["burst"]), *[(name, options["small_jobs"]) for name in QUIET]]
+            ids = {tenant: [new_id().bytes for _ in range(count)] for tenant, count in batches}
+            for tenant, _ in [*batches[1:], batches[0]]:
+                self._insert(cursor, [(tenant, 5, due, job_id) for job_id in ids[tenant]], url=target)
+            tenant_of = {str(uuid.UUID(bytes=job_id)): tenant for tenant, group in ids.items() for job_id in group}
             if self._db_now(cursor) >= due - timedelta(seconds=1):
                 self.stderr.write("warning: the inserts ended less than a poll before the due second")
             deadline = time.monotonic() + options["timeout"]
