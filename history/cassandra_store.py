@@ -40,7 +40,7 @@ from cassandra.cluster import NoHostAvailable
 from cassandra.query import UNSET_VALUE
 from django.conf import settings
 
-from history.base import HistoryRecord, HistoryStore, HistoryUnavailable, Position, truncate_to_millis
+from history.base import HistoryStore, HistoryUnavailable, JobRecord, Position, truncate_to_millis
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ def _micros_below_millis(moment: dt.datetime) -> int:
     return moment.microsecond % 1000
 
 
-def history_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
+def history_values(record: JobRecord, ttl_seconds: int) -> tuple:
     """The values INSERT_HISTORY binds for `record`, in order."""
     micros = _micros_below_millis(record.scheduled_at)
     return (
@@ -161,7 +161,7 @@ def history_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
         record.task_id,
         bucket_of(record.scheduled_at),
         truncate_to_millis(record.scheduled_at),
-        record.job_id,
+        record.id,
         micros or UNSET_VALUE,
         record.status,
         record.attempt,
@@ -178,9 +178,9 @@ def history_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
     )
 
 
-def by_id_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
+def by_id_values(record: JobRecord, ttl_seconds: int) -> tuple:
     """The values INSERT_BY_ID binds for `record`, in order."""
-    return (record.tenant_id, record.job_id, record.task_id, truncate_to_millis(record.scheduled_at), ttl_seconds)
+    return (record.tenant_id, record.id, record.task_id, truncate_to_millis(record.scheduled_at), ttl_seconds)
 
 
 @overload
@@ -194,12 +194,12 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
-def record_from_row(row: Any) -> HistoryRecord:
+def record_from_row(row: Any) -> JobRecord:
     scheduled_at = _aware(row.scheduled_at) + dt.timedelta(microseconds=row.scheduled_at_micros or 0)
-    return HistoryRecord(
+    return JobRecord(
         tenant_id=row.tenant_id,
         task_id=row.task_id,
-        job_id=row.job_id,
+        id=row.job_id,
         scheduled_at=scheduled_at,
         status=row.status,
         attempt=row.attempt,
@@ -287,7 +287,7 @@ class CassandraHistoryStore(HistoryStore):
 
     # --- the port ---
 
-    def write_many(self, records: Iterable[HistoryRecord]) -> None:
+    def write_many(self, records: Iterable[JobRecord]) -> None:
         records = list(records)
         if not records:
             return
@@ -333,8 +333,8 @@ class CassandraHistoryStore(HistoryStore):
         for future in futures:
             future.result()  # re-raises a failed statement's error
 
-    def get(self, tenant_id: str, job_id: uuid.UUID) -> HistoryRecord | None:
-        def read() -> HistoryRecord | None:
+    def get(self, tenant_id: str, job_id: uuid.UUID) -> JobRecord | None:
+        def read() -> JobRecord | None:
             session, prepared = self._statements()
             where = session.execute(prepared["select_by_id"], (tenant_id, job_id)).one()
             if where is None:
@@ -347,10 +347,10 @@ class CassandraHistoryStore(HistoryStore):
 
         return self._call(read)
 
-    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[HistoryRecord]:
-        def read() -> list[HistoryRecord]:
+    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[JobRecord]:
+        def read() -> list[JobRecord]:
             session, prepared = self._statements()
-            found: list[HistoryRecord] = []
+            found: list[JobRecord] = []
             for statement, params in self.page_reads(tenant_id, task_id, cursor):
                 if len(found) >= limit:
                     break

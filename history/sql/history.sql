@@ -3,11 +3,8 @@
 -- name: history_upsert
 -- An upsert by key: the archiver rewrites a job after a crash between its two writes.
 -- A rewrite refreshes the expiry, as a Cassandra rewrite refreshes the TTL.
-INSERT INTO job_history (
-    tenant_id, task_id, scheduled_at, job_id, status, attempt, max_attempts, priority,
-    request_method, request_url, http_status, error, response_body, started_at, finished_at,
-    expires_at
-)
+-- {insert_columns}: the stored fields of jobsched_project.records.JobRecord (job_id for its id).
+INSERT INTO job_history ({insert_columns}, expires_at)
 VALUES {rows}
 ON DUPLICATE KEY UPDATE
     status = VALUES(status),
@@ -24,8 +21,8 @@ ON DUPLICATE KEY UPDATE
     expires_at = VALUES(expires_at);
 
 -- name: history_get
-SELECT tenant_id, task_id, job_id, scheduled_at, status, attempt, max_attempts, priority,
-       request_method, request_url, http_status, error, response_body, started_at, finished_at
+-- {record_columns}: the stored fields of jobsched_project.records.JobRecord, job_id AS id.
+SELECT {record_columns}
 FROM job_history
 WHERE tenant_id = %s
   AND job_id = %s
@@ -33,8 +30,7 @@ WHERE tenant_id = %s
 
 -- name: history_page
 -- Strictly older than the cursor (scheduled_at, job_id), newest first: the primary key's order.
-SELECT tenant_id, task_id, job_id, scheduled_at, status, attempt, max_attempts, priority,
-       request_method, request_url, http_status, error, response_body, started_at, finished_at
+SELECT {record_columns}
 FROM job_history
 WHERE tenant_id = %s
   AND task_id = %s

@@ -23,9 +23,9 @@ from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
+from jobs.queue import ClaimedJob
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
 
-from .claims import ClaimedJob
 from .dialer import DialRefused, vetted_connector
 from .secrets import SECRET_HEADER, SecretsProvider, SecretUnavailable
 

@@ -30,7 +30,7 @@ import MySQLdb
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jobs.sql import QUERIES
+from jobs.queue.statements import QUERIES
 from jobsched_project.database import database_url_for
 from jobsched_project.ids import new_id
 from workers.executor.http import ENGINES
