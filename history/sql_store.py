@@ -23,10 +23,23 @@ from jobsched_project.sqlfiles import expand, load_queries
 # job_history names the job's id job_id; every column list comes from the record's fields.
 _SELECT_COLUMNS = sql_columns(id_column="job_id")
 _INSERT_COLUMNS = ", ".join("job_id" if name == "id" else name for name in STORED_FIELDS)
-QUERIES = {
-    name: query.replace("{record_columns}", _SELECT_COLUMNS).replace("{insert_columns}", _INSERT_COLUMNS)
-    for name, query in load_queries(Path(__file__).parent / "sql").items()
+# The primary key (tenant_id, task_id, scheduled_at, job_id) never changes on a rewrite.
+_UPDATED = [name for name in STORED_FIELDS if name not in {"id", "tenant_id", "task_id", "scheduled_at"}]
+_UPDATE_COLUMNS = ", ".join(f"{name} = VALUES({name})" for name in [*_UPDATED, "expires_at"])
+_COLUMN_LISTS = {
+    "{record_columns}": _SELECT_COLUMNS,
+    "{insert_columns}": _INSERT_COLUMNS,
+    "{update_columns}": _UPDATE_COLUMNS,
 }
+
+
+def _with_columns(query: str) -> str:
+    for marker, columns in _COLUMN_LISTS.items():
+        query = query.replace(marker, columns)
+    return query
+
+
+QUERIES = {name: _with_columns(query) for name, query in load_queries(Path(__file__).parent / "sql").items()}
 
 WRITE_CHUNK = 500  # rows per INSERT: well under max_allowed_packet with truncated bodies
 _COLUMNS = len(STORED_FIELDS) + 1  # and expires_at
