@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import connection
 
-from jobs.queue.statements import QUERIES, expand_rows
+from jobs.queue.statements import STATEMENTS
 from jobsched_project.records import JobRecord, record_from_sql_row
 
 
@@ -14,7 +14,7 @@ def finished_jobs(*, status: str, age_seconds: int, limit: int) -> list[JobRecor
     """Up to `limit` jobs of a terminal `status` finished more than `age_seconds` ago, oldest first."""
     params: dict[str, Any] = {"status": status, "age_seconds": age_seconds, "limit": limit}
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["archive_select"], params)
+        cursor.execute(*STATEMENTS["archive_select"].bind(params))
         return [record_from_sql_row(row) for row in cursor.fetchall()]
 
 
@@ -27,7 +27,6 @@ def delete_archived(records: list[JobRecord]) -> int:
         return 0
     # Guarded by (id, status, attempt) as read: a job retried by hand since no longer matches.
     guards = [(record.id.bytes, record.status, record.attempt) for record in records]
-    query, params = expand_rows(QUERIES["archive_delete"], "rows", ("id", "status", "attempt"), guards)
     with connection.cursor() as cursor:
-        cursor.execute(query, params)
+        cursor.execute(*STATEMENTS["archive_delete"].bind(rows=guards, columns=("id", "status", "attempt")))
         return cursor.rowcount

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from jobs.queue.statements import QUERIES, expand_rows
+from jobs.queue.statements import STATEMENTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
 def due_priorities(*, lookahead_seconds: float) -> list[int]:
     """Priority levels that have a job due within the lookahead (no locks)."""
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["claim_due_priorities"], {"lookahead_seconds": lookahead_seconds})
+        cursor.execute(*STATEMENTS["claim_due_priorities"].bind({"lookahead_seconds": lookahead_seconds}))
         return sorted(row[0] for row in cursor.fetchall())
 
 
@@ -111,14 +111,14 @@ def claim_due(*, worker_id: str, limit: int, lookahead_seconds: float) -> list[C
     with transaction.atomic(durable=True), connection.cursor() as cursor:
         for priority in levels:
             params = {"priority": priority, "lookahead_seconds": lookahead_seconds, "limit": limit - len(rows)}
-            cursor.execute(QUERIES["claim_select"], params)
+            cursor.execute(*STATEMENTS["claim_select"].bind(params))
             rows.extend(cursor.fetchall())
             if len(rows) >= limit:
                 break
         if not rows:
             return []
-        query, params = expand_rows(QUERIES["claim_mark_running"], "ids", ("id",), [(row[0],) for row in rows])
-        cursor.execute(query, {**params, "worker_id": worker_id})
+        ids = [(row[0],) for row in rows]
+        cursor.execute(*STATEMENTS["claim_mark_running"].bind({"worker_id": worker_id}, ids))
         # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
         if cursor.rowcount != len(rows):
             raise RuntimeError(f"claim marked {cursor.rowcount} of {len(rows)} locked rows")

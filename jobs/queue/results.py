@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
-from jobs.queue.statements import QUERIES, expand_rows
+from jobs.queue.statements import STATEMENTS
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +75,7 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
         return report
     ids = [(job_id.bytes,) for job_id in dict.fromkeys(result.job_id for result in results)]
     with transaction.atomic(durable=True), connection.cursor() as cursor:
-        query, params = expand_rows(QUERIES["result_lock_fenced"], "ids", ("id",), ids)
-        cursor.execute(query, {**params, "worker_id": worker_id})
+        cursor.execute(*STATEMENTS["result_lock_fenced"].bind({"worker_id": worker_id}, ids))
         fenced = {uuid.UUID(bytes=bytes(job_id)): attempt for job_id, attempt in cursor.fetchall()}
         for result in results:
             # attempt is the fencing token: a row held under another attempt is not ours. A batch can
@@ -89,8 +88,8 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
                 report.dropped.append(result)
         if report.written:
             rows = [_result_row(result) for result in report.written]
-            query, params = expand_rows(QUERIES["result_write"], "results", RESULT_COLUMNS, rows, select=True)
-            cursor.execute(query, {**params, "worker_id": worker_id})
+            statement = STATEMENTS["result_write"]
+            cursor.execute(*statement.bind({"worker_id": worker_id}, rows, columns=RESULT_COLUMNS))
             # The fenced rows are locked by this transaction, so each one must change.
             if cursor.rowcount != len(report.written):
                 raise RuntimeError(f"result write changed {cursor.rowcount} of {len(report.written)} locked rows")

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from django.db import connection, transaction
 
-from jobs.queue.statements import QUERIES
+from jobs.queue.statements import STATEMENTS
 
 
 class DueTask(NamedTuple):
@@ -33,21 +33,21 @@ def schedule_due_tasks(
     # durable: refuse to run inside a caller's transaction, which would hold the row locks past the tick.
     with transaction.atomic(durable=True), connection.cursor() as cursor:
         params = {"lookahead_microseconds": lookahead_microseconds, "limit": limit}
-        cursor.execute(QUERIES["scheduler_select_due"], params)
+        cursor.execute(*STATEMENTS["scheduler_select_due"].bind(params))
         rows = [DueTask._make(row) for row in cursor.fetchall()]
         if rows:
             document = plan(rows)
             # The connection counts found rows (Django sets CLIENT_FOUND_ROWS), so the row
             # count cannot tell a new job from an existing one: it is not reported.
-            cursor.execute(QUERIES["scheduler_insert_jobs"], {"due": document})
+            cursor.execute(*STATEMENTS["scheduler_insert_jobs"].bind({"due": document}))
             # After the insert, which reads the run it schedules from the task's next_run_at.
-            cursor.execute(QUERIES["scheduler_advance_tasks"], {"due": document})
+            cursor.execute(*STATEMENTS["scheduler_advance_tasks"].bind({"due": document}))
     return rows
 
 
 def max_allowed_packet() -> int:
     """The server's max_allowed_packet in bytes (bounds one statement's JSON document)."""
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["scheduler_max_allowed_packet"])
+        cursor.execute(*STATEMENTS["scheduler_max_allowed_packet"].bind())
         (packet,) = cursor.fetchone()
     return int(packet)

@@ -1,4 +1,4 @@
-"""The queue's statements as loaded: named parameters only, the probe generated from the priority range."""
+"""The queue's statements as loaded and compiled: named parameters in the text, the probe from the priority range."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from jobs.queue.statements import QUERIES, expand_rows
+from jobs.queue.statements import QUERIES, STATEMENTS, Statement
 from jobsched_project.records import STORED_FIELDS
 from tasks.priority import PRIORITIES
 
@@ -30,22 +30,38 @@ def test_the_archive_select_reads_the_records_stored_fields():
     assert [column.strip() for column in selected.split(",")] == list(STORED_FIELDS)
 
 
-def test_expand_rows_names_each_rows_values():
-    query, params = expand_rows("DELETE FROM t WHERE (id, n) IN ({rows})", "rows", ("id", "n"), [(1, 2), (3, 4)])
-    assert query == "DELETE FROM t WHERE (id, n) IN ((%(id_0)s, %(n_0)s), (%(id_1)s, %(n_1)s))"
-    assert params == {"id_0": 1, "n_0": 2, "id_1": 3, "n_1": 4}
+def test_a_statement_binds_its_names_in_order_around_the_rows():
+    statement = Statement.compile("t", "UPDATE t SET w = %(worker)s WHERE id IN ({ids}) AND n < %(n)s")
+    sql, params = statement.bind({"n": 9, "worker": "w-1"}, [(1,), (2,)])
+    assert sql == "UPDATE t SET w = %s WHERE id IN (%s, %s) AND n < %s"
+    assert params == ["w-1", 1, 2, 9]
 
 
-def test_expand_rows_writes_one_column_bare_and_a_derived_table_with_names_once():
-    assert expand_rows("IN ({ids})", "ids", ("id",), [(1,), (2,)])[0] == "IN (%(id_0)s, %(id_1)s)"
-    query, _ = expand_rows("JOIN ({results}) AS r", "results", ("id", "n"), [(1, 2), (3, 4)], select=True)
-    assert query == "JOIN (SELECT %(id_0)s AS id, %(n_0)s AS n UNION ALL SELECT %(id_1)s, %(n_1)s) AS r"
+def test_rows_become_tuples_and_results_a_derived_table_named_once():
+    delete = Statement.compile("d", "DELETE FROM t WHERE (id, n) IN ({rows})")
+    assert delete.bind(rows=[(1, 2), (3, 4)], columns=("id", "n")) == (
+        "DELETE FROM t WHERE (id, n) IN ((%s, %s), (%s, %s))",
+        [1, 2, 3, 4],
+    )
+    join = Statement.compile("j", "JOIN ({results}) AS r WHERE w = %(w)s")
+    sql, params = join.bind({"w": "x"}, [(1, 2), (3, 4)], columns=("id", "n"))
+    assert sql == "JOIN (SELECT %s AS id, %s AS n UNION ALL SELECT %s, %s) AS r WHERE w = %s"
+    assert params == [1, 2, 3, 4, "x"]
 
 
-@pytest.mark.parametrize(
-    ("query", "rows", "columns"),
-    [("SELECT 1", [(1,)], ("id",)), ("IN ({ids})", [], ("id",)), ("IN ({ids})", [(1, 2)], ("id",))],
-)
-def test_expand_rows_refuses_a_missing_marker_no_rows_or_a_row_of_the_wrong_width(query, rows, columns):
-    with pytest.raises(ValueError):
-        expand_rows(query, "ids", columns, rows)
+def test_the_compiled_claim_probe_binds_the_lookahead_once_per_level():
+    sql, params = STATEMENTS["claim_due_priorities"].bind({"lookahead_seconds": 1.5})
+    assert params == [1.5] * len(PRIORITIES)
+    assert "%(" not in sql
+
+
+def test_a_missing_value_a_missing_row_or_a_row_of_the_wrong_width_is_refused():
+    statement = Statement.compile("t", "UPDATE t SET w = %(worker)s WHERE id IN ({ids})")
+    with pytest.raises(KeyError):
+        statement.bind({}, [(1,)])
+    with pytest.raises(ValueError, match="at least one row"):
+        statement.bind({"worker": "w"}, [])
+    with pytest.raises(ValueError, match="expected 1"):
+        statement.bind({"worker": "w"}, [(1, 2)])
+    with pytest.raises(ValueError, match="at most one"):
+        Statement.compile("t", "{ids} {rows}")
