@@ -1,31 +1,18 @@
 -- The executor: claim due jobs, then record each call's result behind the fence.
 -- Times come from the database clock (NOW(3)) only, never a worker's.
 
--- name: claim_due_priorities
--- Which priority levels have a due job, cheapest first. One range read of at most
--- one index entry per level on jobs_claim_idx (status, priority, next_attempt_at):
--- a single ORDER BY priority, next_attempt_at scan walks every future job
--- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way).
--- No locks. Parameter: the lookahead in seconds, once per level.
-(SELECT 0 AS priority FROM jobs WHERE status = 'pending' AND priority = 0 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 1 FROM jobs WHERE status = 'pending' AND priority = 1 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 2 FROM jobs WHERE status = 'pending' AND priority = 2 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 3 FROM jobs WHERE status = 'pending' AND priority = 3 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 4 FROM jobs WHERE status = 'pending' AND priority = 4 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 5 FROM jobs WHERE status = 'pending' AND priority = 5 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 6 FROM jobs WHERE status = 'pending' AND priority = 6 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 7 FROM jobs WHERE status = 'pending' AND priority = 7 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 8 FROM jobs WHERE status = 'pending' AND priority = 8 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 9 FROM jobs WHERE status = 'pending' AND priority = 9 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1);
+-- name: claim_due_priority_probe
+-- Which priority levels have a due job: one range read of at most one index entry on
+-- jobs_claim_idx (status, priority, next_attempt_at) for one level. jobs.queue joins one
+-- probe per level of tasks.priority.PRIORITIES with UNION ALL, so an empty poll reads one entry
+-- per level: a single ORDER BY priority, next_attempt_at scan walks every future job
+-- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way). No locks.
+SELECT {priority} AS priority
+FROM jobs
+WHERE status = 'pending'
+  AND priority = {priority}
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+LIMIT 1;
 
 -- name: claim_select
 -- The seed's claim SELECT, read one priority level at a time (the caller walks the
@@ -33,26 +20,24 @@ UNION ALL
 -- over rows another executor is claiming right now, so concurrent claims get
 -- disjoint sets; under READ COMMITTED it takes no gap locks, so the scheduler's
 -- inserts into the same index range never wait on a claim.
--- Parameters: priority, lookahead seconds, free slots.
 SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
 FROM jobs
 WHERE status = 'pending'
-  AND priority = %s
-  AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND
+  AND priority = %(priority)s
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 ORDER BY next_attempt_at
-LIMIT %s
+LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 
 -- name: claim_mark_running
 -- Second statement of the claim, same transaction, committed before any HTTP call.
 -- attempt + 1 is the new fencing token. The lease runs from the job's own time, not
 -- the claim's, so a job parked on its timer for up to one poll is never reclaimed.
--- Parameters: worker id, then the claimed ids.
 UPDATE jobs
 SET status = 'running',
-    worker_id = %s,
+    worker_id = %(worker_id)s,
     attempt = attempt + 1,
     started_at = NOW(3),
     lease_expires_at = GREATEST(next_attempt_at, NOW(3)) + INTERVAL (timeout_seconds + 30) SECOND,
@@ -63,11 +48,10 @@ WHERE id IN ({ids})
 -- name: result_lock_fenced
 -- Lock the rows that still carry our claim, so the writes below are exact and every
 -- dropped result is known by id (the caller keeps only rows whose attempt matches).
--- Parameters: worker id, then the job ids.
 SELECT id, attempt
 FROM jobs
 WHERE status = 'running'
-  AND worker_id = %s
+  AND worker_id = %(worker_id)s
   AND id IN ({ids})
 FOR UPDATE;
 
@@ -79,7 +63,6 @@ FOR UPDATE;
 -- `SELECT id, attempt, status, http_status, error, response_body, delay_seconds`
 -- per result, joined on the primary key. delay_seconds is the retry backoff
 -- (NULL unless status = 'pending'); the due time still comes from NOW(3).
--- Parameters: the result rows, then the worker id.
 UPDATE jobs AS j
 JOIN ({results}) AS r ON r.id = j.id
 SET j.status = r.status,
@@ -92,36 +75,37 @@ SET j.status = r.status,
     j.lease_expires_at = NULL,
     j.updated_at = NOW(3)
 WHERE j.status = 'running'
-  AND j.worker_id = %s
+  AND j.worker_id = %(worker_id)s
   AND j.attempt = r.attempt;
 
--- The fair claim (workers/executor/claims.py, jobs/fairness.py; README "Fairness and limits").
+-- The fair claim (jobs/queue/claims.py, jobs/fairness.py; README "Fairness and limits").
 -- Free slots are shared among the tenants with due jobs, priority orders jobs inside a tenant.
 -- Named parameters. {levels} is the probe's list of due priority levels (integer literals).
 
 -- name: fair_walk
 -- The walk (no locks): the next tenants with pending jobs after the round-robin cursor, in
--- tenant order, each with its first due job in its own priority order (NULL: nothing due).
--- The DISTINCT is a loose index scan on jobs_dlq_idx (tenant_id, status), one dive per tenant;
--- the first due job reads jobs_tenant_due_idx from the tenant's first entry, in index order,
--- until one is due. One statement per chunk of tenants: a UNION ALL of one SELECT per tenant
--- costs MariaDB ~0.5 ms per branch (measured, 500 branches: 280-790 ms against 10-130 ms this way).
--- {bound} is empty, or `AND tenant_id <= %(until)s` for the pass after wrapping around.
-SELECT t.tenant_id,
-       (SELECT j.id
-        FROM jobs AS j
-        WHERE j.status = 'pending'
-          AND j.tenant_id = t.tenant_id
-          AND j.priority IN ({levels})
-          AND j.next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
-        ORDER BY j.priority, j.next_attempt_at
-        LIMIT 1) AS first_due
+-- tenant order, each with the key of its first due job in its own priority order (NULLs:
+-- nothing due). The DISTINCT is a loose index scan on jobs_dlq_idx (tenant_id, status), one dive
+-- per tenant; the first due job reads jobs_tenant_due_idx from the tenant's first entry, in index
+-- order, until one is due. One statement per chunk of tenants: a UNION ALL of one SELECT per
+-- tenant costs MariaDB ~0.5 ms per branch (measured, 500 branches: 280-790 ms against 10-130 ms
+-- this way). {bound} is empty, or `AND tenant_id <= %(until)s` for the pass after wrapping around.
+SELECT t.tenant_id, j.priority, j.next_attempt_at, j.id
 FROM (SELECT DISTINCT tenant_id
       FROM jobs
       WHERE status = 'pending'
         AND tenant_id > %(after)s {bound}
       ORDER BY tenant_id
       LIMIT %(limit)s) AS t
+LEFT JOIN jobs AS j
+  ON j.id = (SELECT d.id
+             FROM jobs AS d
+             WHERE d.status = 'pending'
+               AND d.tenant_id = t.tenant_id
+               AND d.priority IN ({levels})
+               AND d.next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+             ORDER BY d.priority, d.next_attempt_at
+             LIMIT 1)
 ORDER BY t.tenant_id;
 
 -- name: fair_running_counts
@@ -131,21 +115,24 @@ ORDER BY t.tenant_id;
 -- locked, so another executor's claim for them has committed (and is counted) or waits for ours.
 SELECT tenant_id, COUNT(*)
 FROM jobs
-WHERE tenant_id IN ({tenants})
+WHERE tenant_id IN ({ids})
   AND status = 'running'
 GROUP BY tenant_id;
 
 -- name: fair_take_first
--- Tenants whose share is one job: the first due job the walk found for each, locked by id.
--- The walk read them without locks, so each is checked again here: another executor may have
--- claimed it (no longer pending, or locked: SKIP LOCKED passes over it), or a fast retry may have
--- moved it past the lookahead. Such a tenant simply gets nothing this round.
+-- Tenants whose share is one job: the first due job the walk found for each, locked by its key
+-- in jobs_tenant_due_idx (tenant_id, priority, next_attempt_at, id): point ranges, the same index
+-- and order as fair_take, so two claims lock a job's index entry before its row, never the other
+-- way round (locking by primary key here deadlocked with the other claim's index scan, measured).
+-- The walk read the keys without locks, so each is checked again: another executor may have
+-- claimed the job (no longer pending: the key no longer matches; or locked: SKIP LOCKED passes
+-- over it). Such a tenant simply gets nothing this round.
 SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
-FROM jobs
-WHERE id IN ({ids})
-  AND status = 'pending'
+FROM jobs FORCE INDEX (jobs_tenant_due_idx)
+WHERE status = 'pending'
+  AND (tenant_id, priority, next_attempt_at, id) IN ({rows})
   AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 FOR UPDATE SKIP LOCKED;
 

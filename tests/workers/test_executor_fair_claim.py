@@ -11,10 +11,10 @@ from django.db import connection
 
 from jobs.fairness import TenantCursor
 from jobs.models import Job, JobStatus
+from jobs.queue import claims
+from jobs.queue.claims import claim_due, claim_fair_share
 from tasks.models import TenantLimits
 from tests.workers.executor_db import bulk_jobs, db_now
-from workers.executor import claims
-from workers.executor.claims import claim_due_jobs, claim_fair_share
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -113,7 +113,7 @@ def test_the_walk_is_bounded_and_the_next_claim_continues_where_it_stopped(monke
 def test_an_empty_queue_claims_nothing_and_leaves_the_cursor():
     cursor = TenantCursor(after="tenant-q")
     assert claim(10, cursor) == []
-    assert claim_due_jobs(worker_id="w-1", limit=0, lookahead_seconds=1) == []
+    assert claim_due(worker_id="w-1", limit=0, lookahead_seconds=1) == []
     assert cursor.after == "tenant-q"
 
 
@@ -181,7 +181,32 @@ def test_with_fairness_off_the_claim_is_priority_first_across_tenants(settings):
     now = db_now() - timedelta(seconds=1)
     bulk_jobs(20, tenant_id="tenant-a", priority=0, next_attempt_at=now)
     bulk_jobs(5, tenant_id="tenant-b", priority=5, next_attempt_at=now - timedelta(seconds=60))
-    jobs = claim_due_jobs(worker_id="w-1", limit=10, lookahead_seconds=1)
+    jobs = claim_due(worker_id="w-1", limit=10, lookahead_seconds=1)
     assert per_tenant(jobs) == {"tenant-a": 10}
     settings.EXECUTOR_FAIR_CLAIM = True
-    assert per_tenant(claim_due_jobs(worker_id="w-1", limit=10, lookahead_seconds=1))["tenant-b"] == 5
+    assert per_tenant(claim_due(worker_id="w-1", limit=10, lookahead_seconds=1))["tenant-b"] == 5
+
+
+def test_a_claim_chosen_as_a_deadlock_victim_is_run_again_and_other_errors_are_not(monkeypatch):
+    from django.db.utils import OperationalError
+
+    bulk_jobs(4, tenant_id="tenant-a", next_attempt_at=db_now() - timedelta(seconds=1))
+    real = claims._claim_fair_share_once
+    failures = [OperationalError(1213, "Deadlock found"), OperationalError(2013, "Lost connection")]
+    calls = []
+
+    def once(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise failures[0]
+        return real(**kwargs)
+
+    monkeypatch.setattr(claims, "_claim_fair_share_once", once)
+    assert len(claim(2)) == 2 and len(calls) == 2  # rolled back whole, then claimed once
+
+    def lost(**kwargs):
+        raise failures[1]
+
+    monkeypatch.setattr(claims, "_claim_fair_share_once", lost)
+    with pytest.raises(OperationalError):
+        claim(10)

@@ -10,6 +10,7 @@ without a committed claim.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -17,12 +18,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.utils import OperationalError
 
 from jobs.fairness import TenantCursor, cursor_after, interleave, next_round, share_slots
-from jobs.sql import QUERIES, expand
+from jobs.queue.statements import QUERIES, STATEMENTS
 from tasks import limits
-
-PRIORITY_LEVELS = 10  # 0 = first ... 9 = last
 
 # The fair claim's walk over tenants: chunks of WALK_CHUNK_MIN..WALK_CHUNK_MAX tenants, at most
 # WALK_MAX_TENANTS tenants with pending jobs per claim (the next claim starts where this one
@@ -32,12 +32,18 @@ WALK_CHUNK_MAX = 1000
 WALK_MAX_TENANTS = 5000
 TAKE_ROUNDS = 3
 
+MYSQL_DEADLOCK = 1213
+DEADLOCK_RETRIES = 3
+
+logger = logging.getLogger(__name__)
+
 _CURSOR = TenantCursor()  # this process's round-robin position (the claim runs on one thread)
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimedJob:
-    """A job this worker holds, with everything needed to fire it."""
+    """What firing a claimed job needs: the request snapshot and the fence (not the job record:
+    no result yet, and the headers, body and secret the history never keeps)."""
 
     id: uuid.UUID
     tenant_id: str
@@ -61,7 +67,8 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-def _job_from_row(row: tuple[Any, ...]) -> ClaimedJob:
+def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
+    """A `claim_select` row (its column order) as the job this worker now holds."""
     (
         job_id,
         tenant_id,
@@ -102,11 +109,11 @@ def _job_from_row(row: tuple[Any, ...]) -> ClaimedJob:
 def due_priorities(*, lookahead_seconds: float) -> list[int]:
     """Priority levels that have a job due within the lookahead (no locks)."""
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["claim_due_priorities"], [lookahead_seconds] * PRIORITY_LEVELS)
+        cursor.execute(*STATEMENTS["claim_due_priorities"].bind({"lookahead_seconds": lookahead_seconds}))
         return sorted(row[0] for row in cursor.fetchall())
 
 
-def claim_due_jobs(
+def claim_due(
     *, worker_id: str, limit: int, lookahead_seconds: float, cursor: TenantCursor | None = None
 ) -> list[ClaimedJob]:
     """Claim up to `limit` jobs due within `lookahead_seconds`: the fair claim, or with
@@ -140,18 +147,19 @@ def claim_priority_first(*, worker_id: str, limit: int, lookahead_seconds: float
     rows: list[tuple[Any, ...]] = []
     with transaction.atomic(durable=True), connection.cursor() as cursor:
         for priority in levels:
-            cursor.execute(QUERIES["claim_select"], [priority, lookahead_seconds, limit - len(rows)])
+            params = {"priority": priority, "lookahead_seconds": lookahead_seconds, "limit": limit - len(rows)}
+            cursor.execute(*STATEMENTS["claim_select"].bind(params))
             rows.extend(cursor.fetchall())
             if len(rows) >= limit:
                 break
         if not rows:
             return []
-        ids = [row[0] for row in rows]
-        cursor.execute(expand(QUERIES["claim_mark_running"], len(ids), 1, marker="ids"), [worker_id, *ids])
+        ids = [(row[0],) for row in rows]
+        cursor.execute(*STATEMENTS["claim_mark_running"].bind({"worker_id": worker_id}, ids))
         # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
-        if cursor.rowcount != len(ids):
-            raise RuntimeError(f"claim marked {cursor.rowcount} of {len(ids)} locked rows")
-    return [_job_from_row(row) for row in rows]
+        if cursor.rowcount != len(rows):
+            raise RuntimeError(f"claim marked {cursor.rowcount} of {len(rows)} locked rows")
+    return [_claimed_from_row(row) for row in rows]
 
 
 # --- the fair claim -------------------------------------------------------------
@@ -179,7 +187,10 @@ class _Walk:
         self.walked: list[str] = []
 
     def next_chunk(self, size: int) -> list[tuple[str, Any]]:
-        """Up to `size` more (tenant, first due job id or None), across the wrap; [] once walked round."""
+        """Up to `size` more (tenant, key of its first due job or None), across the wrap; [] once walked round.
+
+        The key is (tenant_id, priority, next_attempt_at, id): what fair_take_first locks by.
+        """
         chunk: list[tuple[str, Any]] = []
         while self.passes:
             want = min(size - len(chunk), WALK_MAX_TENANTS - len(self.walked))
@@ -191,7 +202,10 @@ class _Walk:
                 _statement("fair_walk", self.levels, bound=bound),
                 {"after": self.after, "until": until, "limit": want, "lookahead_seconds": self.lookahead_seconds},
             )
-            rows = [(tenant, job_id) for tenant, job_id in self.db.fetchall()]
+            rows = [
+                (tenant, None if job_id is None else (tenant, priority, next_attempt_at, job_id))
+                for tenant, priority, next_attempt_at, job_id in self.db.fetchall()
+            ]
             self.walked.extend(tenant for tenant, _ in rows)
             chunk.extend(rows)
             if rows:
@@ -209,8 +223,7 @@ def _headroom(db: Any, tenants: list[str]) -> dict[str, int]:
     caps = limits.max_running_jobs(tenants, lock=True)
     if not caps:
         return {}
-    params = {f"tenant_{n}": tenant for n, tenant in enumerate(sorted(caps))}
-    db.execute(QUERIES["fair_running_counts"].replace("{tenants}", ", ".join(f"%({p})s" for p in params)), params)
+    db.execute(*STATEMENTS["fair_running_counts"].bind(rows=[(tenant,) for tenant in sorted(caps)]))
     running = dict(db.fetchall())
     return {tenant: max(0, cap - running.get(tenant, 0)) for tenant, cap in caps.items()}
 
@@ -226,32 +239,31 @@ def _take(
 ) -> list[tuple[Any, ...]]:
     """Lock each tenant's share of due jobs and mark them running; return the rows.
 
-    A share of one with a known first due job is taken by id (one statement for all of them),
+    A share of one with a known first due job is taken by its key (one statement for all of them),
     larger shares by one UNION ALL branch per tenant (at most free / 2 tenants).
     """
     by_id = [first_due[tenant] for tenant, share in shares.items() if share == 1 and tenant in first_due]
     by_branch = [tenant for tenant, share in shares.items() if share > 1 or (share == 1 and tenant not in first_due)]
     rows: list[tuple[Any, ...]] = []
     if by_id:
-        params: dict[str, Any] = {f"id_{n}": job_id for n, job_id in enumerate(by_id)}
-        ids = ", ".join(f"%({name})s" for name in params)
-        db.execute(_statement("fair_take_first", levels, ids=ids), {**params, "lookahead_seconds": lookahead_seconds})
+        values = {"lookahead_seconds": lookahead_seconds}
+        columns = ("tenant_id", "priority", "next_attempt_at", "id")
+        db.execute(*STATEMENTS["fair_take_first"].bind(values, by_id, columns=columns))
         rows.extend(db.fetchall())
     if by_branch:
         branch = _statement("fair_take", levels)
         query = "\nUNION ALL\n".join(f"({branch.replace('{n}', str(n))})" for n in range(len(by_branch)))
-        params = {"lookahead_seconds": lookahead_seconds}
+        params: dict[str, Any] = {"lookahead_seconds": lookahead_seconds}
         for n, tenant in enumerate(by_branch):
             params[f"tenant_{n}"] = tenant
             params[f"limit_{n}"] = shares[tenant]
         db.execute(query, params)
         rows.extend(db.fetchall())
     if rows:
-        ids_taken = [row[0] for row in rows]
-        db.execute(expand(QUERIES["claim_mark_running"], len(ids_taken), 1, marker="ids"), [worker_id, *ids_taken])
+        db.execute(*STATEMENTS["claim_mark_running"].bind({"worker_id": worker_id}, [(row[0],) for row in rows]))
         # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
-        if db.rowcount != len(ids_taken):
-            raise RuntimeError(f"claim marked {db.rowcount} of {len(ids_taken)} locked rows")
+        if db.rowcount != len(rows):
+            raise RuntimeError(f"claim marked {db.rowcount} of {len(rows)} locked rows")
     return rows
 
 
@@ -273,6 +285,24 @@ def claim_fair_share(*, worker_id: str, limit: int, lookahead_seconds: float, cu
     levels = due_priorities(lookahead_seconds=lookahead_seconds)
     if not levels:
         return []
+    for attempt in range(1, DEADLOCK_RETRIES + 1):
+        try:
+            return _claim_fair_share_once(
+                worker_id=worker_id, limit=limit, lookahead_seconds=lookahead_seconds, cursor=cursor, levels=levels
+            )
+        except OperationalError as exc:
+            # InnoDB chose this claim as a deadlock victim (two claims meeting on rows one reached through
+            # its index and the other's update moves in that index) and rolled it back whole: nothing was
+            # committed or fired, so running it again is safe.
+            if exc.args[0] != MYSQL_DEADLOCK or attempt == DEADLOCK_RETRIES:
+                raise
+            logger.info("claim deadlocked, retrying", extra={"event": "claim_deadlock", "attempt": attempt})
+    raise AssertionError("unreachable")
+
+
+def _claim_fair_share_once(
+    *, worker_id: str, limit: int, lookahead_seconds: float, cursor: TenantCursor, levels: list[int]
+) -> list[ClaimedJob]:
     start = cursor.after
     taken: dict[str, list[tuple[Any, ...]]] = {}
     shares: dict[str, int] = {}  # every due tenant's first share, in walk order
@@ -318,4 +348,4 @@ def claim_fair_share(*, worker_id: str, limit: int, lookahead_seconds: float, cu
             room = {tenant: room - got.get(tenant, 0) for tenant, room in room.items()}
             last, takes = more, takes + 1
         cursor.after = cursor_after(start, walk.walked, shares, headroom)
-    return [_job_from_row(row) for row in interleave([taken[tenant] for tenant in shares if tenant in taken])]
+    return [_claimed_from_row(row) for row in interleave([taken[tenant] for tenant in shares if tenant in taken])]

@@ -1,4 +1,4 @@
-"""`manage.py bench_fairness`: the fair claim's cost, and a noisy neighbour with fairness off and on.
+"""`manage.py bench_fairness` (DJANGO_SETTINGS_MODULE=bench.settings): the fair claim's cost, a noisy neighbour.
 
 On a dedicated database (default `jobsched_bench_fair`, created and migrated
 here, emptied each run), in two parts; prints and writes `.bench/fairness.json`.
@@ -41,9 +41,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from jobs.fairness import TenantCursor
+from jobs.queue.claims import claim_fair_share, claim_priority_first
 from jobsched_project.database import database_url_for
 from jobsched_project.ids import new_id
-from workers.executor.claims import claim_fair_share, claim_priority_first
 
 INSERT_BATCH = 2000
 EMPTY_POLL_SAMPLES = 200
@@ -217,7 +217,7 @@ class Command(BaseCommand):
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         out_dir = Path(options["out"]).parent
         receiver = subprocess.Popen(
-            [sys.executable, "-m", "workers.executor.bench_receiver", "--port", "0"],
+            [sys.executable, "-m", "bench.receiver", "--port", "0"],
             stdout=subprocess.PIPE,
             text=True,
             cwd=settings.BASE_DIR,
