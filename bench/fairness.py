@@ -232,7 +232,7 @@ class Command(BaseCommand):
             for n in range(options["executors"]):
                 with open(out_dir / f"fairness-{mode}-executor-{n}.log", "w") as log:
                     command = [*manage, "run_executor", "--concurrency", str(options["concurrency"])]
-                    command += ["--poll", "1", "--grace", "10", "--worker-id", f"bench-{mode}-{n}"]
+                    command += ["--idle-seconds", "1", "--grace", "10", "--worker-id", f"bench-{mode}-{n}"]
                     executors.append(subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT))
             self._wait_started(executors, out_dir, mode)
             db_now = self._db_now(cursor)

@@ -58,7 +58,7 @@ def receiver():
 
 def _executor(receiver: Receiver, worker_id: str, log_path=None) -> subprocess.Popen:
     env = child_env(EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
-    args = ("run_executor", "--worker-id", worker_id, "--poll", "0.2", "--concurrency", "10", "--grace", "2")
+    args = ("run_executor", "--worker-id", worker_id, "--idle-seconds", "0.2", "--concurrency", "10", "--grace", "2")
     return start_manage(*args, env=env, log_path=log_path)
 
 
