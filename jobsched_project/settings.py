@@ -76,6 +76,25 @@ def _check_jwt_key(name: str, pem: str, algorithm: str, *, private: bool) -> Non
         raise ImproperlyConfigured(f"{name}: ES256 needs a P-256 (secp256r1) {kind} key")
 
 
+def _fernet_keys(name: str) -> list[str]:
+    """Comma-separated Fernet keys (32 bytes, URL-safe base64 each); a development key when DEBUG is on."""
+    from cryptography.fernet import Fernet
+
+    keys = [key.strip() for key in os.environ.get(name, "").split(",") if key.strip()]
+    if not keys:
+        if not DEBUG:
+            raise ImproperlyConfigured(f"{name}: required when DEBUG is off (generate one with Fernet.generate_key())")
+        return ["ZGV2ZWxvcG1lbnQtb25seS1ub3QtZm9yLXByb2R1Y3Q="]  # base64 of "development-only-not-for-product"
+    for position, key in enumerate(keys, 1):
+        try:
+            Fernet(key)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: key {position} is not a Fernet key (32 bytes, URL-safe base64)"
+            ) from None
+    return keys
+
+
 DEBUG = _strict_bool("DEBUG", False)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
@@ -129,6 +148,7 @@ INSTALLED_APPS = [
     "jobs",
     "history",
     "workers",
+    "vault",
 ]
 
 MIDDLEWARE = [
@@ -237,9 +257,10 @@ JWT_MAX_LIFETIME_SECONDS = _optional_positive_int("JWT_MAX_LIFETIME_SECONDS")
 # --- Egress (SSRF) ---
 EGRESS_ALLOWLIST = os.environ.get("EGRESS_ALLOWLIST", "")
 
-# --- Executor ---
-# Directory of mounted secrets (one file per secret_ref); unset = environment only
-# (JOBSCHED_SECRET_<NAME>). Tokens never sit in MySQL: tasks store only the name.
+# --- Tenants' secrets (vault) ---
+# Fernet keys, comma-separated: the first encrypts, all decrypt (rotation: manage.py rotate_secret_keys).
+SECRETS_ENCRYPTION_KEYS = _fernet_keys("SECRETS_ENCRYPTION_KEYS")
+# Operator-mounted secrets, one directory per tenant (vault/mounted.py); unset = none.
 SECRETS_DIR = os.environ.get("SECRETS_DIR", "")
 
 # --- History store ---

@@ -37,8 +37,18 @@ def binary_collation(connection: Any) -> str | None:
     return MARIADB_BINARY_COLLATION if connection.mysql_is_mariadb else MYSQL_BINARY_COLLATION
 
 
-class TenantIdField(models.CharField):
-    """A tenant id column (VARCHAR(64)) compared byte for byte: no padded, case or accent variant matches."""
+class ExactCharField(models.CharField):
+    """A VARCHAR compared byte for byte without padding (binary NO PAD collation, per connection)."""
+
+    def db_parameters(self, connection: Any) -> dict[str, Any]:
+        params = super().db_parameters(connection)
+        # Chosen per connection: the schema editor reads it on CREATE and on ALTER (the migration).
+        params["collation"] = binary_collation(connection)
+        return params
+
+
+class TenantIdField(ExactCharField):
+    """A tenant id column (VARCHAR(64)): no padded, case or accent variant of a tenant id matches it."""
 
     description = "tenant id, binary NO PAD collation"
 
@@ -51,9 +61,3 @@ class TenantIdField(models.CharField):
         if kwargs.get("max_length") == MAX_TENANT_ID_LENGTH:
             del kwargs["max_length"]
         return name, path, args, kwargs
-
-    def db_parameters(self, connection: Any) -> dict[str, Any]:
-        params = super().db_parameters(connection)
-        # Chosen per connection: the schema editor reads it on CREATE and on ALTER (the migration).
-        params["collation"] = binary_collation(connection)
-        return params

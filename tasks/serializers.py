@@ -24,6 +24,7 @@ from tasks.headers import HeaderError, validate_headers
 from tasks.models import HttpMethod, Task
 from tasks.services import ScheduleSpec
 from tasks.targets import check_task_url
+from vault.selectors import secret_exists
 
 # Bounds (documented in README.md, "Tenant API").
 MAX_NAME_LENGTH = 200
@@ -38,6 +39,7 @@ RUN_AT_PAST_TOLERANCE = timedelta(seconds=60)
 RUN_AT_HORIZON = timedelta(days=3653)
 DEFAULT_TIMEZONE = "UTC"
 
+NO_SUCH_SECRET = "no such secret (store it first: PUT /v1/secrets/{name})"
 _SECRET_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*", re.ASCII)
 # Keys a client may echo back from a GET; they are read-only and ignored.
 READ_ONLY_KEYS = frozenset({"id", "status", "version", "next_run_at", "created_at", "updated_at"})
@@ -180,8 +182,16 @@ class TaskInput(StrictSerializer):
         return value
 
     def validate_secret_ref(self, value: str | None) -> str | None:
-        if value is not None and not _SECRET_REF.fullmatch(value):
+        if value is None:
+            return None
+        if not _SECRET_REF.fullmatch(value):
             raise serializers.ValidationError("letters, digits and . _ : / @ + - only, starting with a letter or digit")
+        current = self.context.get("current")
+        if current is not None and value == current.secret_ref:
+            return value  # unchanged by a PATCH: a secret deleted since fails at send time, not this edit
+        # The tenant's own secrets only; another tenant's and a missing one get the same answer.
+        if not secret_exists(tenant_id=self.context["tenant_id"], name=value):
+            raise serializers.ValidationError(NO_SUCH_SECRET)
         return value
 
 

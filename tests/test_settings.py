@@ -13,6 +13,7 @@ PRODUCTION_LIKE = {
     "SECRET_KEY": "k3y-" + "production-like-secret-with-enough-entropy-0123456789abcdef",
     "JWT_VERIFYING_KEY": "production-like-jwt-secret-0123456789abcdef",
     "ALLOWED_HOSTS": "jobsched.example.com",
+    "SECRETS_ENCRYPTION_KEYS": "cHJvZHVjdGlvbi1saWtlLWZlcm5ldC1rZXktMzJieXQ=",
 }
 
 
