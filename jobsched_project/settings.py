@@ -144,6 +144,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from our static files, not a CDN
     "tasks",
     "jobs",
     "history",
@@ -212,9 +213,22 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "jobsched tenant API",
-    "DESCRIPTION": "cron and at as a service. Errors are application/problem+json.",
+    "DESCRIPTION": (
+        "cron and at as a service. Authenticate with `Authorization: Bearer <JWT>` from your identity "
+        "provider; the tenant is the token's tenant claim. Errors are application/problem+json "
+        "(the `Problem` schema; the problem types are listed in docs/problems.md)."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # PATCH bodies get their own merge-patch schema (jobsched_project.openapi), not "Patched…".
+    "COMPONENT_SPLIT_PATCH": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "jobsched_project.openapi.describe_whole_api",
+    ],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 # Per-tenant request rate of the whole tenant API ("<n>/<second|minute|hour|day>",
 # empty = off); counted per process in the default cache.
