@@ -67,14 +67,22 @@ def _found(secret: TenantSecret | None) -> TenantSecret:
 
 
 class SecretListView(APIView):
-    @extend_schema(operation_id="secrets_list", responses={200: SecretList, 401: _PROBLEM})
+    @extend_schema(
+        operation_id="secrets_list",
+        summary="List the tenant's secrets (names and times)",
+        responses={200: SecretList, 401: _PROBLEM},
+    )
     def get(self, request: Request) -> Response:
         secrets = selectors.secret_list(tenant_id=tenant_of(request))
         return Response({"results": SecretOutput(secrets, many=True).data})
 
 
 class SecretDetailView(APIView):
-    @extend_schema(operation_id="secrets_get", responses={200: SecretOutput, 404: _PROBLEM})
+    @extend_schema(
+        operation_id="secrets_get",
+        summary="Get one secret's name and times",
+        responses={200: SecretOutput, 404: _PROBLEM},
+    )
     def get(self, request: Request, name: str) -> Response:
         if not rules.is_valid_name(name):
             raise not_found("secret")
@@ -82,6 +90,7 @@ class SecretDetailView(APIView):
 
     @extend_schema(
         operation_id="secrets_put",
+        summary="Create or replace a secret (its value is write-only)",
         request=SecretInput,
         responses={200: SecretOutput, 201: SecretOutput, 400: _PROBLEM, 409: _PROBLEM},
         description="Create or replace the secret; the value is sent as the Authorization header of tasks naming it.",
@@ -100,7 +109,7 @@ class SecretDetailView(APIView):
             ) from None
         return Response(SecretOutput(secret).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(operation_id="secrets_delete", responses={204: None, 404: _PROBLEM})
+    @extend_schema(operation_id="secrets_delete", summary="Delete a secret", responses={204: None, 404: _PROBLEM})
     def delete(self, request: Request, name: str) -> Response:
         try:
             services.secret_delete(tenant_id=tenant_of(request), name=name)
