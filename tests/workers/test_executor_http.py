@@ -8,12 +8,21 @@ import tracemalloc
 import pytest
 
 from tasks.egress import GENERIC_MESSAGE
+from tasks.headers import DELIVERY_HEADERS, is_forbidden
 from tests.receivers import ConnectionTrap, Receiver, gzip_bomb, unused_port
 from tests.workers import executor_helpers
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
 from tests.workers.test_dialer import ScriptedResolver
 from workers.executor import redaction
-from workers.executor.http import ERROR_CONNECTION, ERROR_SECRET, ERROR_TIMEOUT, REDACTED, USER_AGENT, DeliveryClient
+from workers.executor.http import (
+    ERROR_CONNECTION,
+    ERROR_SECRET,
+    ERROR_TIMEOUT,
+    REDACTED,
+    USER_AGENT,
+    DeliveryClient,
+    delivery_headers,
+)
 from workers.executor.secrets import InMemorySecrets, TenantSecrets
 
 pytestmark = pytest.mark.usefixtures("each_engine")
@@ -55,6 +64,15 @@ def test_the_delivery_headers_and_the_tasks_own_headers_arrive(receiver):
     assert request.headers["X-Custom"] == "yes"
     assert request.headers["Content-Type"] == "application/json"
     assert "Authorization" not in request.headers
+
+
+def test_every_header_the_executor_sets_is_one_the_api_refuses_a_task():
+    job = claimed("http://127.0.0.1/", headers={"X-Custom": "yes"}, secret_ref="hook-token")
+    ours = {
+        name.lower() for name in delivery_headers(job, InMemorySecrets({("tenant-a", "hook-token"): "Bearer t"}))
+    } - {"x-custom"}
+    assert ours == {name.lower() for name in DELIVERY_HEADERS}
+    assert all(is_forbidden(name) for name in ours)
 
 
 def test_the_secret_named_by_secret_ref_is_resolved_at_send_time_into_authorization(receiver):

@@ -118,3 +118,12 @@ def test_a_mounted_value_that_is_not_one_printable_line_is_refused(tmp_path, val
     secrets.prefetch([("tenant-a", "tok")])
     with pytest.raises(SecretUnavailable):
         secrets.get("tenant-a", "tok")
+
+
+def test_a_value_is_held_to_the_same_rule_as_a_tasks_header_values(tmp_path):
+    # One rule (tasks.headers.is_header_value): visible ASCII, inner spaces and tabs, one line.
+    (tmp_path / "tenant-a").mkdir()
+    (tmp_path / "tenant-a" / "tok").write_bytes(b"Bearer\ta b")
+    secrets = TenantSecrets(tmp_path)
+    secrets.prefetch([("tenant-a", "tok")])
+    assert secrets.get("tenant-a", "tok") == "Bearer\ta b"

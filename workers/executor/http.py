@@ -28,11 +28,18 @@ from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+from tasks.headers import (
+    ATTEMPT_HEADER,
+    IDEMPOTENCY_KEY_HEADER,
+    SCHEDULED_AT_HEADER,
+    SECRET_HEADER,
+    USER_AGENT_HEADER,
+)
 
 from .claims import ClaimedJob
 from .dialer import DialRefused, vetted_connector
 from .redaction import REDACTED, kept_body, window_bytes
-from .secrets import SECRET_HEADER, SecretsProvider, SecretUnavailable
+from .secrets import SecretsProvider, SecretUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +51,6 @@ ERROR_CONNECTION = "connection failed"
 ERROR_REQUEST = "request failed"
 ERROR_SECRET = "secret unavailable"
 ENGINES = ("httpx", "aiohttp")
-# What we decode ourselves on the httpx engine (aiohttp's defaults without brotli or zstd installed).
-ACCEPT_ENCODING = "gzip, deflate"
 __all__ = ["REDACTED", "Delivery", "DeliveryClient"]
 
 
@@ -59,13 +64,12 @@ class Delivery:
 
 
 def delivery_headers(job: ClaimedJob, secrets: SecretsProvider | None) -> CIMultiDict[str]:
-    """The task's headers plus ours; ours win on a clash (the API refuses them anyway)."""
+    """The task's headers plus ours (`tasks.headers.DELIVERY_HEADERS`); ours win on a clash, which the API refuses."""
     headers: CIMultiDict[str] = CIMultiDict(job.headers)
-    headers["Idempotency-Key"] = str(job.id)
-    headers["X-Scheduled-At"] = job.scheduled_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    headers["X-Attempt"] = str(job.attempt)
-    headers["User-Agent"] = USER_AGENT
-    headers["Accept-Encoding"] = ACCEPT_ENCODING
+    headers[IDEMPOTENCY_KEY_HEADER] = str(job.id)
+    headers[SCHEDULED_AT_HEADER] = job.scheduled_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    headers[ATTEMPT_HEADER] = str(job.attempt)
+    headers[USER_AGENT_HEADER] = USER_AGENT
     if job.secret_ref:
         if secrets is None:
             raise SecretUnavailable("no secrets provider")
@@ -118,9 +122,9 @@ class _NoCookies(http.cookiejar.CookiePolicy):
 class _BoundedDecoder:
     """Decode a Content-Encoding, producing at most the bytes asked for (a 17 MiB gzip bomb costs `room`).
 
-    httpx's own decoders inflate each chunk whole. gzip and deflate (what we
-    accept) are decoded here with zlib's max_length; any other coding is kept
-    as received, still bounded.
+    httpx's own decoders inflate each chunk whole. gzip and deflate (what both
+    clients ask for, without brotli or zstd installed) are decoded here with
+    zlib's max_length; any other coding is kept as received, still bounded.
     """
 
     def __init__(self, content_encoding: str) -> None:

@@ -21,13 +21,14 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 
+from jobsched_project.secret_refs import is_secret_ref
+from tasks.headers import is_header_value
 from vault.mounted import MountedSecretUnreadable, read_mounted
-from vault.rules import is_valid_name, is_valid_value
+from vault.rules import MAX_VALUE_BYTES
 from vault.selectors import secret_values
 
 logger = logging.getLogger(__name__)
 
-SECRET_HEADER = "Authorization"
 # How long a prefetched value stays: a job fires within one poll of its claim, so this is slack.
 PREFETCH_SECONDS = 120.0
 
@@ -79,7 +80,7 @@ class TenantSecrets(SecretsProvider):
         self._loaded: dict[Pair, tuple[str | SecretUnavailable, float]] = {}
 
     def prefetch(self, pairs: Iterable[Pair]) -> None:
-        wanted = {(tenant, name) for tenant, name in pairs if is_valid_name(name)}
+        wanted = {(tenant, name) for tenant, name in pairs if is_secret_ref(name)}
         if not wanted:
             return
         stored = self._load(wanted)
@@ -98,7 +99,8 @@ class TenantSecrets(SecretsProvider):
                 return SecretUnavailable(f"mounted secret unusable: {exc}")
         if value is None:
             return SecretUnavailable("secret not found")
-        if not is_valid_value(value):  # stored values were checked on PUT; this guards the header anyway
+        # Sent as a header value, by the API's rule for header values: a newline would inject headers.
+        if len(value) > MAX_VALUE_BYTES or not is_header_value(value):
             return SecretUnavailable("secret is not one printable line")
         return value
 
