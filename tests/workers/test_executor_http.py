@@ -263,3 +263,12 @@ def test_a_secret_cut_by_the_body_limit_is_redacted_not_kept_as_a_prefix(receive
     assert body.startswith("p" * offset)
     assert SECRET[:cut] not in body[offset:]
     assert body[offset:] == (REDACTED + "\nend")[:cut]
+
+
+@pytest.mark.parametrize("spelling", ["+{port}", "0{port}", ""])
+def test_a_job_url_with_a_non_canonical_port_is_refused_at_dial_time(receiver, spelling):
+    """Jobs written before the API refused these spellings are not dialled either."""
+    url = f"http://127.0.0.1:{spelling.format(port=receiver.port)}/hook"
+    delivery = send(claimed(url), policy=_policy(receiver))
+    assert delivery.error == GENERIC_MESSAGE
+    assert receiver.received() == []

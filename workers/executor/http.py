@@ -27,7 +27,7 @@ from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
-from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, port_spelling_problem
 from tasks.headers import (
     ATTEMPT_HEADER,
     IDEMPOTENCY_KEY_HEADER,
@@ -223,6 +223,13 @@ class DeliveryClient:
                 },
             )
             return Delivery(error=ERROR_SECRET)
+        # The API refuses these since issue #13; a job written before is refused here, not dialled.
+        if (problem := port_spelling_problem(job.url)) is not None:
+            logger.warning(
+                "egress refused at dial time",
+                extra={"event": "egress_denied", "job_id": str(job.id), "reason": problem},
+            )
+            return Delivery(error=GENERIC_MESSAGE)
         content = job.body.encode() if job.body else None
         secret = headers.get(SECRET_HEADER) if job.secret_ref else None
         try:
