@@ -89,6 +89,8 @@ def test_check_deploy_passes_with_production_like_settings():
             "JWT_VERIFYING_KEY",
         ),
         ({"JWT_MAX_LIFETIME_SECONDS": "soon"}, "JWT_MAX_LIFETIME_SECONDS"),
+        ({"SECRETS_ENCRYPTION_KEYS": "not-a-fernet-key"}, "SECRETS_ENCRYPTION_KEYS"),
+        ({"SECRETS_ENCRYPTION_KEYS": ""}, "SECRETS_ENCRYPTION_KEYS"),  # required when DEBUG is off
         ({"JWT_MAX_LIFETIME_SECONDS": "-1"}, "JWT_MAX_LIFETIME_SECONDS"),
     ],
 )
