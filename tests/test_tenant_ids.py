@@ -9,9 +9,9 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from history.base import HistoryRecord
 from history.sql_store import SqlHistoryStore
 from jobs.models import Job, JobStatus
+from jobsched_project.records import JobRecord
 from jobsched_project.tenants import binary_collation, is_valid_tenant_id
 from tasks.models import Task
 from tests.factories import make_job, make_task
@@ -53,10 +53,10 @@ def test_the_sql_level_never_matches_a_padded_case_or_accent_variant(variant):
     make_job(task)
     SqlHistoryStore().write_many(
         [
-            HistoryRecord(
+            JobRecord(
+                id=uuid.uuid4(),
                 tenant_id="acme",
                 task_id=task.pk,
-                job_id=uuid.uuid4(),
                 scheduled_at=timezone.now(),
                 status="succeeded",
                 attempt=1,

@@ -27,6 +27,7 @@ from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
+from jobs.queue import ClaimedJob
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, port_spelling_problem
 from tasks.headers import (
     ATTEMPT_HEADER,
@@ -36,7 +37,6 @@ from tasks.headers import (
     USER_AGENT_HEADER,
 )
 
-from .claims import ClaimedJob
 from .dialer import DialRefused, vetted_connector
 from .redaction import REDACTED, kept_body, window_bytes
 from .secrets import SecretsProvider, SecretUnavailable

@@ -45,11 +45,11 @@ from typing import Any, TypeVar
 from django.db import connection
 from django.db.utils import DatabaseError
 
+from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
 
-from .claims import ClaimedJob, claim_due_jobs
 from .http import DeliveryClient
-from .results import JobResult, Outcome, WriteReport, decide, record_results
+from .results import decide
 
 logger = logging.getLogger(__name__)
 
@@ -325,7 +325,7 @@ class Executor:
 
     def _claim_and_load_secrets(self, **claim: Any) -> list[ClaimedJob]:
         """Claim (committed), then resolve the batch's secrets in one query on the same thread, not one per job."""
-        jobs = claim_due_jobs(**claim)
+        jobs = claim_due(**claim)
         try:
             self.client.prefetch_secrets(jobs)
         except DatabaseError as exc:
