@@ -7,12 +7,14 @@ the version like the API does. next_run_at and version are never editable.
 
 from __future__ import annotations
 
+from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
 
 from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
 from jobsched_project.masking import mask_body, mask_url
+from jobsched_project.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_tenant_id
 from tasks import services
 from tasks.models import Task, TenantLimits
 
@@ -119,9 +121,23 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         self.message_user(request, text, messages.SUCCESS if clean else messages.WARNING)
 
 
+class TenantLimitsForm(forms.ModelForm):
+    class Meta:
+        model = TenantLimits
+        fields = ("tenant_id", "max_running_jobs", "max_active_tasks", "note")
+
+    def clean_tenant_id(self) -> str:
+        value = self.cleaned_data["tenant_id"]
+        if not is_valid_tenant_id(value):
+            raise forms.ValidationError(f"A tenant id is 1-{MAX_TENANT_ID_LENGTH} of {TENANT_ID_CHARACTERS}.")
+        return value
+
+
 @admin.register(TenantLimits)
 class TenantLimitsAdmin(admin.ModelAdmin):
     """Per-tenant overrides of the limits (tasks.add/change/delete_tenantlimits); empty = the setting."""
+
+    form = TenantLimitsForm
 
     list_display = ("tenant_id", "running_jobs_limit", "active_tasks_limit", "note", "updated_at")
     search_fields = ("tenant_id",)

@@ -6,6 +6,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
+from jobsched_project.tenants import TenantIdField
 from tasks.priority import DEFAULT_PRIORITY
 
 
@@ -27,7 +28,7 @@ class HttpMethod(models.TextChoices):
 
 class Task(models.Model):
     id = BinaryUUIDField(primary_key=True, default=new_id, editable=False)
-    tenant_id = models.CharField(max_length=64)
+    tenant_id = TenantIdField()
     name = models.CharField(max_length=200)
 
     http_url = models.CharField(max_length=2048)
@@ -90,7 +91,7 @@ class TenantLimits(models.Model):
     so two creators or two executors never both pass a limit on a count taken at once.
     """
 
-    tenant_id = models.CharField(max_length=64, primary_key=True)
+    tenant_id = TenantIdField(primary_key=True)
     max_running_jobs = models.PositiveIntegerField(
         null=True,
         blank=True,

@@ -70,3 +70,10 @@ def test_search_is_by_exact_tenant_id(limits_editor, client_as):
     TenantLimits.objects.create(tenant_id="tenant-ab")
     response = client_as(limits_editor).get(CHANGELIST, {"q": "tenant-a"})
     assert [row.tenant_id for row in response.context["cl"].result_list] == ["tenant-a"]
+
+
+def test_a_tenant_id_outside_the_grammar_is_refused(limits_editor, client_as):
+    response = client_as(limits_editor).post(ADD, {"tenant_id": "tenant a", "max_running_jobs": "5"})
+    assert response.status_code == 200
+    assert "tenant_id" in response.context["adminform"].form.errors
+    assert not TenantLimits.objects.exists()

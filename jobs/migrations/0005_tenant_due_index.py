@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('jobs', '0003_support_group'),
+        ('jobs', '0004_tenant_id_binary_collation'),
     ]
 
     operations = [
