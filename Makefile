@@ -45,7 +45,8 @@ run: migrate
 	$(PY) manage.py run_dev
 
 ## make test: install, then run the whole suite on the real MariaDB.
-test: os-packages-test db
+test: os-packages-test venv services
+	@DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py ensure_database
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: venv

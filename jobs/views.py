@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import uuid
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -25,7 +24,15 @@ from jobs.serializers import JobOutput, JobPage
 from jobs.services import RetryOutcome, job_retry
 from jobsched_project.auth import tenant_of
 from jobsched_project.ids import parse_id
-from jobsched_project.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
+from jobsched_project.params import (
+    CURSOR_PARAMETER,
+    ID_PARAMETER_SCHEMA,
+    LIMIT_PARAMETER,
+    OPAQUE_CURSOR_PARAMETER,
+    invalid_param,
+    page_limit,
+    query_id,
+)
 from jobsched_project.problems import Problem, not_found
 from tasks.selectors import task_get
 
@@ -54,7 +61,11 @@ def _path_id(raw: str, not_found: Problem) -> uuid.UUID:
 
 
 class JobDetailView(APIView):
-    @extend_schema(operation_id="jobs_get", responses={200: JobOutput, 404: _PROBLEM, 503: _PROBLEM})
+    @extend_schema(
+        operation_id="jobs_get",
+        summary="Get one job, from the queue or the history",
+        responses={200: JobOutput, 404: _PROBLEM, 503: _PROBLEM},
+    )
     def get(self, request: Request, job_id: str) -> Response:
         job_uuid = _path_id(job_id, _job_not_found())
         try:
@@ -69,6 +80,7 @@ class JobDetailView(APIView):
 class JobRetryView(APIView):
     @extend_schema(
         operation_id="jobs_retry",
+        summary="Retry a dead job",
         request=None,
         responses={202: JobOutput, 404: _PROBLEM, 409: _PROBLEM},
         description="Put a dead job back in the queue: same id (Idempotency-Key), same scheduled_at, fresh attempts.",
@@ -88,7 +100,8 @@ class JobRetryView(APIView):
 class TaskHistoryView(APIView):
     @extend_schema(
         operation_id="tasks_history",
-        parameters=[CURSOR_PARAMETER, LIMIT_PARAMETER],
+        summary="A task's jobs, newest first",
+        parameters=[OPAQUE_CURSOR_PARAMETER, LIMIT_PARAMETER],
         responses={200: JobPage, 400: _PROBLEM, 404: _PROBLEM, 503: _PROBLEM},
         description="The task's jobs from the queue and the history store, newest scheduled first.",
     )
@@ -116,10 +129,11 @@ class TaskHistoryView(APIView):
 class DeadLetterQueueView(APIView):
     @extend_schema(
         operation_id="dlq_list",
+        summary="The tenant's dead-letter queue",
         parameters=[
             CURSOR_PARAMETER,
             LIMIT_PARAMETER,
-            OpenApiParameter("task", OpenApiTypes.UUID, description="only this task's"),
+            OpenApiParameter("task", ID_PARAMETER_SCHEMA, description="only this task's"),
         ],
         responses={200: JobPage, 400: _PROBLEM},
         description="The tenant's dead jobs still in the queue (retryable), newest first.",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import uuid
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 
@@ -25,9 +24,17 @@ MAX_ID_TEXT = 64  # a UUID in any form uuid.UUID accepts; longer is not parsed a
 
 # The schema's side of the same parameters, for extend_schema(parameters=[...]).
 LIMIT_PARAMETER = OpenApiParameter(
-    "limit", OpenApiTypes.INT, description=f"1-{MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}"
+    "limit",
+    {"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": DEFAULT_PAGE_SIZE},
+    description=f"1-{MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}",
 )
-CURSOR_PARAMETER = OpenApiParameter("cursor", OpenApiTypes.STR, description="next_cursor of the previous page")
+# Task and DLQ pages resume after an id; a task's history after an opaque position.
+# An empty value is the same as leaving the parameter out.
+ID_PARAMETER_SCHEMA = {"type": "string", "anyOf": [{"format": "uuid"}, {"maxLength": 0}]}
+CURSOR_PARAMETER = OpenApiParameter("cursor", ID_PARAMETER_SCHEMA, description="next_cursor of the previous page")
+OPAQUE_CURSOR_PARAMETER = OpenApiParameter(
+    "cursor", {"type": "string", "maxLength": 128}, description="next_cursor of the previous page (opaque)"
+)
 
 
 def invalid_param(name: str, why: str) -> Problem:

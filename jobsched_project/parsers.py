@@ -59,3 +59,9 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+class MergePatchJSONParser(BoundedJSONParser):
+    """`application/merge-patch+json` (RFC 7396): the same JSON, for the views that merge it."""
+
+    media_type = "application/merge-patch+json"

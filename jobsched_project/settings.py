@@ -13,6 +13,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from history.backends import backend_path
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -126,6 +128,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from our static files, not a CDN
     "tasks",
     "jobs",
     "history",
@@ -204,9 +207,22 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "jobsched tenant API",
-    "DESCRIPTION": "cron and at as a service. Errors are application/problem+json.",
+    "DESCRIPTION": (
+        "cron and at as a service. Authenticate with `Authorization: Bearer <JWT>` from your identity "
+        "provider; the tenant is the token's tenant claim. Errors are application/problem+json "
+        "(the `Problem` schema; the problem types are listed in docs/problems.md)."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # PATCH bodies get their own merge-patch schema (jobsched_project.openapi), not "Patched…".
+    "COMPONENT_SPLIT_PATCH": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "jobsched_project.openapi.describe_whole_api",
+    ],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 # Per-tenant request rate of the whole tenant API ("<n>/<second|minute|hour|day>",
 # empty = off), counted in the "throttle" cache below, shared by every process and pod.
@@ -253,10 +269,10 @@ SECRETS_DIR = _setting("SECRETS_DIR", env.str, "")
 
 # --- History store ---
 HISTORY_BACKEND = _setting("HISTORY_BACKEND", env.str, "sql")
-if HISTORY_BACKEND not in {"sql", "cassandra"} and "." not in HISTORY_BACKEND:
-    raise ImproperlyConfigured(
-        f"HISTORY_BACKEND: must be 'sql', 'cassandra' or a HistoryStore class's dotted path, got {HISTORY_BACKEND!r}"
-    )
+try:
+    backend_path(HISTORY_BACKEND)  # the names history.stores accepts, so the two never disagree
+except ValueError as exc:
+    raise ImproperlyConfigured(f"HISTORY_BACKEND: {exc}") from None
 CASSANDRA_HOSTS = _setting("CASSANDRA_HOSTS", env.list, [])
 CASSANDRA_KEYSPACE = _setting("CASSANDRA_KEYSPACE", env.str, "jobsched")
 if HISTORY_BACKEND == "cassandra" and not CASSANDRA_HOSTS:

@@ -17,6 +17,10 @@ port=${LOCAL_MARIADB_PORT:-3306}
 dir=${LOCAL_MARIADB_DIR:-$top/.local/mariadb}
 data=$dir/data
 sock=$dir/mariadb.sock
+# Unix socket paths are limited to 108 bytes: a deep checkout keeps its socket in /tmp instead.
+if ((${#sock} > 100)); then
+  sock=/tmp/jobsched-mariadb-$(printf '%s' "$dir" | md5sum | cut -c1-12).sock
+fi
 pidfile=$dir/mariadb.pid
 log=$dir/mariadb.log
 marker=$data/.jobsched-initialised
@@ -100,6 +104,7 @@ start() {
   local child=$!
   for _ in $(seq 1 120); do
     if "$(admin)" --no-defaults --socket="$sock" -uroot --connect-timeout=2 ping >/dev/null 2>&1; then
+      echo "$port" >"$dir/port"
       say "ready (pid $(cat "$pidfile"), 127.0.0.1:$port)"
       return 0
     fi
@@ -148,7 +153,7 @@ start) start ;;
 stop) stop ;;
 ensure) ensure ;;
 status)
-  if pid=$(our_pid); then say "running (pid $pid, 127.0.0.1:$port, log $log)"; else
+  if pid=$(our_pid); then say "running (pid $pid, 127.0.0.1:$(cat "$dir/port" 2>/dev/null || echo "$port"), log $log)"; else
     say "not running"
     exit 3
   fi

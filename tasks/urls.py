@@ -1,7 +1,7 @@
 """Task API routes (mounted under /v1/) and the OpenAPI schema."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from tasks import views
 
@@ -15,5 +15,19 @@ urlpatterns = [
         "schema",
         SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[], throttle_classes=[]),
         name="schema",
+    ),
+    path(
+        "docs",
+        SpectacularSwaggerView.as_view(
+            url_name="schema", authentication_classes=[], permission_classes=[], throttle_classes=[]
+        ),
+        name="docs",
+    ),
+    path(
+        "redoc",
+        SpectacularRedocView.as_view(
+            url_name="schema", authentication_classes=[], permission_classes=[], throttle_classes=[]
+        ),
+        name="redoc",
     ),
 ]

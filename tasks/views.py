@@ -11,8 +11,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,6 +28,7 @@ from rest_framework.views import APIView
 from jobsched_project.auth import tenant_of
 from jobsched_project.ids import parse_id
 from jobsched_project.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
+from jobsched_project.parsers import BoundedJSONParser, MergePatchJSONParser
 from jobsched_project.problems import Problem, not_found
 from tasks import selectors, services
 from tasks.models import Task
@@ -47,8 +55,34 @@ def _task_id(raw: str) -> uuid.UUID:
     return task_id
 
 
+_CREATE_EXAMPLE = OpenApiExample(
+    "weekday report",
+    request_only=True,
+    value={
+        "name": "weekday report",
+        "schedule": {"cron": "0 9 * * 1-5", "timezone": "Europe/Madrid"},
+        "http": {
+            "url": "https://example.com/hooks/report",
+            "method": "POST",
+            "headers": {"Content-Type": "application/json"},
+            "body": '{"kind": "daily"}',
+        },
+        "timeout_seconds": 30,
+        "max_attempts": 5,
+        "backoff_base_seconds": 10,
+        "priority": 5,
+    },
+)
+_PATCH_EXAMPLE = OpenApiExample(
+    "move to 08:30", request_only=True, value={"schedule": {"cron": "30 8 * * 1-5", "timezone": "Europe/Madrid"}}
+)
+
+
 def _task_response(task: Task, status_code: int = status.HTTP_200_OK) -> Response:
-    return Response(TaskOutput(task).data, status=status_code, headers={"ETag": etag(task.version)})
+    headers = {"ETag": etag(task.version)}
+    if status_code == status.HTTP_201_CREATED:
+        headers["Location"] = reverse("task", args=[str(task.pk)])
+    return Response(TaskOutput(task).data, status=status_code, headers=headers)
 
 
 def _validate(data: Any, current: Task | None = None) -> dict[str, Any]:
@@ -86,6 +120,7 @@ def _key_reused() -> Problem:
 class TaskListCreateView(APIView):
     @extend_schema(
         operation_id="tasks_list",
+        summary="List the tenant's tasks, newest first",
         parameters=[
             CURSOR_PARAMETER,
             LIMIT_PARAMETER,
@@ -102,8 +137,12 @@ class TaskListCreateView(APIView):
 
     @extend_schema(
         operation_id="tasks_create",
+        summary="Create a task (idempotent with Idempotency-Key)",
+        description="201 with the task, its ETag and Location; the same Idempotency-Key and body again "
+        "answers 200 with the same task; that key with another body is a 422.",
         parameters=[_IDEMPOTENCY_KEY],
         request=TaskInput,
+        examples=[_CREATE_EXAMPLE],
         responses={200: TaskOutput, 201: TaskOutput, 400: _PROBLEM, 401: _PROBLEM, 422: _PROBLEM, 429: _PROBLEM},
     )
     def post(self, request: Request) -> Response:
@@ -132,7 +171,10 @@ class TaskListCreateView(APIView):
 
 
 class TaskDetailView(APIView):
-    @extend_schema(operation_id="tasks_get", responses={200: TaskOutput, 404: _PROBLEM})
+    # PATCH is a JSON merge patch (RFC 7396), under either media type.
+    parser_classes = [BoundedJSONParser, MergePatchJSONParser]
+
+    @extend_schema(operation_id="tasks_get", summary="Get one task", responses={200: TaskOutput, 404: _PROBLEM})
     def get(self, request: Request, task_id: str) -> Response:
         task = selectors.task_get(tenant_id=tenant_of(request), task_id=_task_id(task_id))
         if task is None:
@@ -141,8 +183,10 @@ class TaskDetailView(APIView):
 
     @extend_schema(
         operation_id="tasks_update",
+        summary="Edit a task (merge patch, If-Match required)",
         parameters=[_IF_MATCH],
         request=TaskInput,
+        examples=[_PATCH_EXAMPLE],
         responses={200: TaskOutput, 400: _PROBLEM, 404: _PROBLEM, 412: _PROBLEM, 428: _PROBLEM},
         description='Merge-patch: top-level fields replace, "http" merges key by key, "schedule" replaces whole. '
         "A changed schedule recomputes next_run_at; other edits never touch it.",
@@ -174,6 +218,7 @@ class TaskDetailView(APIView):
 
     @extend_schema(
         operation_id="tasks_delete",
+        summary="Delete a task (soft)",
         parameters=[
             OpenApiParameter("If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, description="optional ETag guard")
         ],
@@ -213,7 +258,12 @@ class _TaskActionView(APIView):
 
 
 @extend_schema_view(
-    post=extend_schema(operation_id="tasks_pause", request=None, responses={200: TaskOutput, 404: _PROBLEM})
+    post=extend_schema(
+        operation_id="tasks_pause",
+        summary="Pause a task",
+        request=None,
+        responses={200: TaskOutput, 404: _PROBLEM},
+    )
 )
 class TaskPauseView(_TaskActionView):
     use_case = staticmethod(services.task_pause)
@@ -221,7 +271,10 @@ class TaskPauseView(_TaskActionView):
 
 @extend_schema_view(
     post=extend_schema(
-        operation_id="tasks_resume", request=None, responses={200: TaskOutput, 404: _PROBLEM, 409: _PROBLEM}
+        operation_id="tasks_resume",
+        summary="Resume a task at its next future run",
+        request=None,
+        responses={200: TaskOutput, 404: _PROBLEM, 409: _PROBLEM},
     )
 )
 class TaskResumeView(_TaskActionView):

@@ -1,11 +1,13 @@
-"""Schema-driven run: schemathesis generates requests from /v1/schema for every task route.
+"""Schema-driven run: schemathesis generates requests from /v1/schema for every route.
 
-Property: no generated request makes the API answer 5xx, and errors are
-problem+json. The schema is served by the app itself (drf-spectacular), so a
-route or field added later is fuzzed without touching this file.
+Properties: no generated request makes the API answer 5xx; every answer is one the
+schema declares for that operation (status code, content type, headers, body
+schema); errors are problem+json. The schema is served by the app itself
+(drf-spectacular), so a route or field added later is fuzzed without touching
+this file.
 
 Run: `pytest tests/tasks/test_api_schemathesis.py --hypothesis-show-statistics`;
-FUZZ_EXAMPLES (default 300) sets the number of cases per operation.
+FUZZ_EXAMPLES (default 100) sets the number of cases per operation.
 """
 
 import os
@@ -16,15 +18,17 @@ from django.core import signals
 from django.db import close_old_connections
 from django.test import override_settings
 from hypothesis import HealthCheck, settings
+from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from jobsched_project.wsgi import application
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "300"))
-TASK_ROUTES = r"^/v1/tasks(/\{task_id\}(/(pause|resume))?)?$"  # this file's API; jobs have their own
-
-schema = schemathesis.openapi.from_wsgi("/v1/schema?format=json", application).include(path_regex=TASK_ROUTES)
+# 100 cases per operation in `make test` (11 operations, every response validated); FUZZ_EXAMPLES raises it.
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "100"))
+schema = schemathesis.openapi.from_wsgi("/v1/schema?format=json", application)
+# Unknown query parameters are ignored by design (a tenant_id there must not matter), not refused.
+schema.config.generation.update(allow_extra_parameters=False)
 
 
 @pytest.fixture
@@ -50,6 +54,13 @@ def bearer(make_token):
 def test_no_generated_request_answers_5xx(case, bearer):
     response = case.call(headers=bearer)
     assert response.status_code < 500, response.text
+    # Status code, content type, declared headers and the body's schema, as /v1/schema promises.
+    # Some valid-looking input is rightly a 400 that no JSON Schema can foresee: a history
+    # cursor is opaque, and a task body's cron expression, zone, URL (it must resolve to a
+    # public address) and headers are checked by meaning. There only, a schema-valid request
+    # may be refused; every other check still applies.
+    semantic = case.body is not None or (case.operation.path.endswith("/history") and (case.query or {}).get("cursor"))
+    case.validate_response(response, headers=bearer, excluded_checks=[positive_data_acceptance] if semantic else None)
     if response.status_code >= 400:
         content_type = {name.lower(): value for name, value in response.headers.items()}["content-type"]
         content_type = content_type[0] if isinstance(content_type, list) else content_type

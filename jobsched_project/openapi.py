@@ -1,0 +1,174 @@
+"""What the OpenAPI schema says about every operation, added in one place after generation.
+
+drf-spectacular describes each view from its `extend_schema`; the rules that hold for
+the whole API are written here once instead of on every view, so a route added later
+is described alike:
+
+- every error response is `application/problem+json` with the `Problem` schema;
+- every authenticated operation can answer 401 and 429 (with `Retry-After`), every one
+  with a body 400, 413 and 415, every one with an id in its path 404;
+- a response that returns a task carries its `ETag`, a 201 its `Location`, a 503 its
+  `Retry-After`;
+- a PATCH body is a JSON merge patch (RFC 7396): the same fields as the create body,
+  none of them required at any depth, accepted as `application/json` or
+  `application/merge-patch+json`.
+
+The problem types themselves are listed in `PROBLEM_TYPES` (and in docs/problems.md);
+a test checks that every type the code raises is listed.
+"""
+
+from __future__ import annotations
+
+import copy
+from http import HTTPStatus
+from typing import Any
+
+from jobsched_project.problems import PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE
+
+MERGE_PATCH_CONTENT_TYPE = "application/merge-patch+json"
+
+# slug -> what it means; the URI of each is PROBLEM_TYPE_BASE + slug.
+PROBLEM_TYPES: dict[str, str] = {
+    "validation-error": "A field, parameter or header is invalid; `errors` maps each offending name to its reasons.",
+    "bad-request": "The request could not be read (e.g. malformed JSON).",
+    "unauthorized": "No valid bearer token: missing, malformed, expired, wrong key, audience or tenant claim.",
+    "forbidden": "The token is valid but does not grant this.",
+    "not-found": "No such resource for this tenant: missing, deleted, another tenant's or a malformed id alike.",
+    "method-not-allowed": "The route exists but not with this method.",
+    "not-acceptable": "The Accept header asks for a representation the API does not serve.",
+    "conflict": "The resource kept changing while the request was applied; try again.",
+    "job-not-dead": "Only a dead job can be retried.",
+    "precondition-failed": "If-Match does not name the current version; `current_etag` says which is.",
+    "precondition-required": "This edit needs If-Match with the ETag read.",
+    "content-too-large": "The request body is larger than the API accepts.",
+    "unsupported-media-type": "The body's Content-Type is not one the operation accepts.",
+    "idempotency-key-reused": "This Idempotency-Key was used before with a different request body.",
+    "too-many-requests": "The tenant's request rate is exceeded; wait `Retry-After` seconds.",
+    "internal-server-error": "A bug on our side; it has been logged.",
+    "history-unavailable": "The job history store does not answer; the page would be incomplete. Retry later.",
+    "not-ready": "The database does not answer (readiness probe).",
+}
+
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "RFC 9457 problem details. Other members may follow (e.g. `current_etag`).",
+    "required": ["type", "title", "status", "detail"],
+    "properties": {
+        "type": {
+            "type": "string",
+            "format": "uri",
+            "description": f"{PROBLEM_TYPE_BASE}<slug>; the slugs are listed in docs/problems.md",
+            "example": PROBLEM_TYPE_BASE + "validation-error",
+        },
+        "title": {"type": "string", "example": "Bad Request"},
+        "status": {"type": "integer", "minimum": 400, "maximum": 599, "example": 400},
+        "detail": {"type": "string", "example": "http.url: destination not allowed"},
+        "errors": {
+            "type": "object",
+            "description": "For validation errors: each offending field, parameter or header and its reasons.",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            "example": {"http.url": ["destination not allowed"]},
+        },
+        "current_etag": {"type": "string", "description": "With 409 and 412: the task's current ETag."},
+    },
+    "additionalProperties": True,
+}
+
+_HEADERS: dict[str, dict[str, Any]] = {
+    "ETag": {"description": 'The task\'s version, quoted (e.g. "7"); send it back in If-Match.', "type": "string"},
+    "Location": {"description": "The URL of the resource created.", "type": "string"},
+    "Retry-After": {"description": "Seconds to wait before trying again.", "type": "integer"},
+}
+
+
+def _header(name: str) -> dict[str, Any]:
+    spec = _HEADERS[name]
+    return {"description": spec["description"], "schema": {"type": spec["type"]}}
+
+
+def _problem_response(code: int, description: str | None = None) -> dict[str, Any]:
+    return {
+        "description": description or HTTPStatus(code).phrase,
+        "content": {PROBLEM_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+
+
+def _is_public(operation: dict[str, Any]) -> bool:
+    # drf-spectacular marks an operation anyone may call with an empty requirement ({}).
+    return {} in operation.get("security", [{}])
+
+
+def _returns_task(response: dict[str, Any]) -> bool:
+    schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+    return schema.get("$ref") == "#/components/schemas/TaskOutput"
+
+
+def _without_required(schema: Any, schemas: dict[str, Any]) -> Any:
+    """A deep copy of `schema` with every `required` list dropped and every $ref inlined."""
+    if isinstance(schema, dict):
+        if "$ref" in schema:
+            return _without_required(schemas[schema["$ref"].rsplit("/", 1)[-1]], schemas)
+        return {key: _without_required(value, schemas) for key, value in schema.items() if key != "required"}
+    if isinstance(schema, list):
+        return [_without_required(item, schemas) for item in schema]
+    return copy.deepcopy(schema)
+
+
+def _merge_patch_body(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+    content = operation.get("requestBody", {}).get("content", {})
+    json_body = content.get("application/json")
+    if not json_body:
+        return
+    name = json_body["schema"].get("$ref", "").rsplit("/", 1)[-1].removeprefix("Patched")
+    patch_name = f"{name}MergePatch"
+    if patch_name not in schemas:
+        patch = _without_required(json_body["schema"], schemas)
+        patch["description"] = (
+            "A JSON merge patch (RFC 7396): top-level fields replace, `http` merges key by key "
+            "(`headers` as a whole), `schedule` replaces whole; `null` clears a nullable field (`secret_ref`). "
+            "The merged task is then validated like a create body."
+        )
+        schemas[patch_name] = patch
+    body = {"schema": {"$ref": f"#/components/schemas/{patch_name}"}}
+    if "examples" in json_body:
+        body["examples"] = json_body["examples"]
+    operation["requestBody"]["content"] = {"application/json": body, MERGE_PATCH_CONTENT_TYPE: copy.deepcopy(body)}
+
+
+def describe_whole_api(result: dict[str, Any], generator: Any, request: Any, public: bool) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"])."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Problem"] = copy.deepcopy(PROBLEM_SCHEMA)
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            responses = operation["responses"]
+            if method == "patch":
+                _merge_patch_body(operation, schemas)
+            extra: list[int] = []
+            if not _is_public(operation):
+                extra += [401, 429]
+            if "requestBody" in operation:
+                extra += [400, 413, 415]
+            if "{" in path:
+                extra.append(404)
+            for code in extra:
+                responses.setdefault(str(code), {})
+            for code_text, response in list(responses.items()):
+                code = int(code_text)
+                if code >= 400:
+                    description = response.get("description")
+                    if not description or description == PROBLEM_CONTENT_TYPE:
+                        description = None
+                    response = responses[code_text] = {**_problem_response(code, description)}
+                headers = response.setdefault("headers", {})
+                if code in (429, 503):
+                    headers["Retry-After"] = _header("Retry-After")
+                if code == 201:
+                    headers["Location"] = _header("Location")
+                if _returns_task(response):
+                    headers["ETag"] = _header("ETag")
+                if not headers:
+                    del response["headers"]
+    return result
