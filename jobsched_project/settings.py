@@ -237,9 +237,13 @@ if TENANT_THROTTLE_RATE:
 # The throttle's counts must be shared, or the real limit is rate x workers x pods. The
 # database cache (a table in the same MySQL, created by `migrate`) needs nothing more to
 # run; CACHE_URL-style values (django-environ) such as redis://host:6379/0 swap it for Redis.
+_throttle_cache = _setting("THROTTLE_CACHE_URL", env.cache_url, "dbcache://jobsched_throttle")
+# One row per tenant that sent a request within the rate's period. Past MAX_ENTRIES (Django's
+# default: 300) every write would drop a third of all tenants' counts, so the limit is far away.
+_throttle_cache.setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", 100_000)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "throttle": _setting("THROTTLE_CACHE_URL", env.cache_url, "dbcache://jobsched_throttle"),
+    "throttle": _throttle_cache,
 }
 
 # JWT verification: tenants' tokens come from their identity provider; HS256 with
