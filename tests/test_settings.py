@@ -48,6 +48,10 @@ def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
         ("GUNICORN_WORKERS", "0"),
         ("GUNICORN_THREADS", "many"),
         ("ADMIN_BULK_RETRY_PER_SECOND", "-1"),
+        ("CASSANDRA_REPLICATION", "0"),
+        ("CASSANDRA_REPLICATION", "dc1:three"),
+        ("CASSANDRA_CONSISTENCY", "EACH_QUORUM"),
+        ("CASSANDRA_REQUEST_TIMEOUT_SECONDS", "0"),
     ],
 )
 def test_an_invalid_setting_fails_at_start_naming_it(name, value):
@@ -104,3 +108,15 @@ def test_gunicorn_stops_at_start_with_one_line_naming_a_bad_setting():
     assert result.returncode != 0
     assert "LOG_LEVEL" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_cassandra_replication_reads_a_copy_count_or_datacenters():
+    print_ = ["sync_history_schema", "--print"]
+    env = {**PRODUCTION_LIKE, "CASSANDRA_REPLICATION": "dc1:3, dc2:2"}
+
+    result = _manage(*print_, env=env)
+
+    assert result.returncode == 0, result.stderr
+    assert "{'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 2}" in result.stdout
+    single = _manage(*print_, env={**PRODUCTION_LIKE, "CASSANDRA_REPLICATION": ""})
+    assert "{'class': 'SimpleStrategy', 'replication_factor': 1}" in single.stdout
