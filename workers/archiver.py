@@ -18,6 +18,7 @@ from history.base import HistoryRecord, HistoryStore, HistoryUnavailable, trunca
 from history.sql_store import record_from_row
 from jobs.models import JobStatus
 from jobs.sql import QUERIES, expand
+from workers.metrics import ARCHIVER_FAILURES, ARCHIVER_KEPT, ARCHIVER_MOVED, ARCHIVER_PURGED
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class Archiver:
         try:
             run = self.archive_once()
         except HistoryUnavailable as exc:
+            ARCHIVER_FAILURES.inc()
             # The failed batch was not deleted (history first): its jobs are read again next time.
             logger.warning("history store unavailable", extra={"event": "archive_failed", "error": str(exc)})
             return False
@@ -81,6 +83,7 @@ class Archiver:
         for status, age in self.ages.items():
             self._archive_status(status, age, run)
         run.purged = self.store.purge_expired(limit=self.purge_limit)
+        ARCHIVER_PURGED.inc(run.purged)
         run.full = run.full or run.purged >= self.purge_limit
         if run.read or run.purged:
             logger.info(
@@ -111,6 +114,8 @@ class Archiver:
         with connection.cursor() as cursor:
             cursor.execute(expand(QUERIES["archive_delete"], len(records), 3), guards)
             deleted = cursor.rowcount
+        ARCHIVER_MOVED.labels(status).inc(deleted)
+        ARCHIVER_KEPT.inc(len(records) - deleted)
         run.read += len(records)
         run.deleted += deleted
         run.kept += len(records) - deleted

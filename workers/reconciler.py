@@ -13,6 +13,7 @@ import logging
 from django.db import connection
 
 from jobs.sql import QUERIES
+from workers.metrics import RECONCILER_RETURNED
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ def reconcile_step(*, limit: int = DEFAULT_SWEEP_LIMIT, max_sweeps: int = 100) -
     returned: list[int] = []
     while len(returned) < max_sweeps and (not returned or returned[-1] >= limit):
         returned.append(sweep_expired_leases(limit=limit))
+        RECONCILER_RETURNED.inc(returned[-1])
     if any(returned):
         logger.info(
             "expired leases returned",
