@@ -9,6 +9,7 @@ from django.db import connection, connections
 from prometheus_client import REGISTRY
 
 from jobs.models import JobStatus
+from tests.processes import wait_until
 from tests.workers.executor_db import bulk_jobs, db_now
 from workers import queue_stats
 from workers.queue_stats import OTHER_TENANTS, QueueStats, read_dead_by_tenant, read_queue_figures
@@ -66,8 +67,8 @@ def test_only_the_replica_holding_the_lock_reports_and_the_other_clears_its_gaug
         assert not stats.report()
         assert _gauge("jobsched_queue_stats_reporter") == 0
         assert _gauge("jobsched_dead_jobs", tenant="tenant-x") is None
-        other.close()  # that replica dies: its lock goes with its session
-        assert stats.report()
+        other.close()  # that replica dies: its lock goes with its session (the server frees it a moment later)
+        wait_until(stats.report, timeout=5, what="this replica taking over the lock")
         assert _gauge("jobsched_queue_stats_reporter") == 1
         assert _gauge("jobsched_queue_jobs", status="dead") == 2
         assert _gauge("jobsched_dead_jobs", tenant="tenant-x") == 2
