@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 
 from django.db import connection
 
+from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results
 from workers.health import Heartbeat
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
 from workers.metrics import (
@@ -55,9 +56,8 @@ from workers.metrics import (
     EXECUTOR_RESULTS,
 )
 
-from .claims import ClaimedJob, claim_due_jobs
 from .http import DeliveryClient
-from .results import JobResult, Outcome, WriteReport, decide, record_results
+from .results import decide
 
 logger = logging.getLogger(__name__)
 
@@ -321,7 +321,7 @@ class Executor:
                     self._claim_pool,
                     functools.partial(
                         _in_db_thread,
-                        claim_due_jobs,
+                        claim_due,
                         worker_id=config.worker_id,
                         limit=free,
                         lookahead_seconds=config.poll_seconds,
