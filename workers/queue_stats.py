@@ -14,9 +14,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from django.db import connection
-
-from jobs.sql import QUERIES
+from jobs.queue import stats
 from workers.metrics import DEAD_JOBS, QUEUE_EXPIRED_LEASES, QUEUE_JOBS, QUEUE_OLDEST_DUE_SECONDS, QUEUE_STATS_REPORTER
 
 logger = logging.getLogger(__name__)
@@ -72,24 +70,14 @@ class QueueStats:
 
 
 def elected() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(QUERIES["stats_lock"], {"name": LOCK_NAME})
-        (held,) = cursor.fetchone()
-    return held == 1
+    return stats.holds_stats_lock(name=LOCK_NAME)
 
 
 def read_queue_figures(*, cap: int = STATUS_COUNT_CAP) -> dict[str, int]:
-    with connection.cursor() as cursor:
-        cursor.execute(QUERIES["stats_queue"], {"cap": cap})
-        return {figure: int(value or 0) for figure, value in cursor.fetchall()}
+    return stats.queue_figures(cap=cap)
 
 
 def read_dead_by_tenant(*, scan: int = DEAD_SCAN_ROWS, tenants: int = DEAD_TENANTS_TOP) -> dict[str, int]:
     """The top tenants' dead jobs and the rest as "other" (0 when there is no rest)."""
-    with connection.cursor() as cursor:
-        cursor.execute(QUERIES["stats_dead_by_tenant"], {"scan": scan, "tenants": tenants})
-        rows = cursor.fetchall()
-    top = {tenant: int(dead) for tenant, dead, _ in rows}
-    scanned = int(rows[0][2]) if rows else 0
-    top[OTHER_TENANTS] = scanned - sum(top.values())
-    return top
+    dead = stats.dead_by_tenant(scan=scan, tenants=tenants)
+    return {**dead.top, OTHER_TENANTS: dead.scanned - sum(dead.top.values())}
