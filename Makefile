@@ -78,7 +78,7 @@ k8s-validate: venv
 deploy-check: hadolint k8s-validate
 
 typecheck: venv
-	$(VENV)/bin/mypy jobsched_project tasks jobs history workers bench
+	$(VENV)/bin/mypy jobsched_project tasks jobs history workers vault bench
 
 ## make bench-scheduler: 30,000 tasks due at one second become jobs; figures on stdout and in
 ## .bench/scheduler.json. Uses its own database (jobsched_bench) and bench.settings (the test settings,

@@ -12,6 +12,8 @@ os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
 # Per test process: the autouse fixture empties it between tests without a database.
 # tests/test_throttle_shared.py runs the real database cache across processes.
 os.environ.setdefault("THROTTLE_CACHE_URL", "locmemcache://")
+# base64 of "test-only-fernet-key-32-bytes!!!"; tests that rotate keys override the setting.
+os.environ.setdefault("SECRETS_ENCRYPTION_KEYS", "dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMhISE=")
 
 from jobsched_project.settings import *  # noqa: F403 - the test settings are the real ones plus the above
 
