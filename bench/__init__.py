@@ -1,0 +1,1 @@
+"""Benchmarks: real processes measured from outside, never imported by the apps."""
