@@ -24,6 +24,7 @@ import json
 import math
 import os
 import platform
+import signal
 import sys
 import time
 import urllib.request
@@ -68,6 +69,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for every call, per system")
     parser.add_argument("--out-dir", default=str(ROOT / ".bench"))
     parser.add_argument("--no-plots", action="store_true")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="py-spy samples executor-0 during the run: <out-dir>/executor-0.pyspy (collapsed stacks)",
+    )
     args = parser.parse_args(argv)
     args.systems = [name.strip() for name in args.systems.split(",") if name.strip()]
     unknown = set(args.systems) - set(SYSTEMS)
@@ -215,12 +221,18 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
     ]
     children.append(Child("reconciler", [*manage, "run_reconciler"], env=env, log_dir=log_dir))
     database_pid = pid_named("mariadbd", "mysqld")
+    profiler: Child | None = None
     try:
         for child in children:
             child.wait_for_log("event=start", timeout=120)
         time.sleep(1.0)  # the first polls and imports settle
         watched = {child.name: child.pid for child in children} | {"receiver": receiver.child.pid}
         watched["database_server"] = database_pid or 0
+        if args.profile:
+            profile_path = Path(args.out_dir) / "executor-0.pyspy"
+            command = ["py-spy", "record", "--pid", str(children[1].pid), "--rate", "200", "--nonblocking"]
+            command = [str(Path(sys.executable).parent / command[0]), *command[1:]]
+            profiler = Child("py-spy", [*command, "--format", "raw", "-o", str(profile_path)], env=env, log_dir=log_dir)
         cpu_before = {label: cpu_seconds(pid) for label, pid in watched.items()}
         load_before = os.getloadavg()
         cursor.execute("SELECT NOW(6)")
@@ -260,6 +272,9 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
         cursor.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status")
         statuses = dict(cursor.fetchall())
     finally:
+        if profiler is not None:
+            profiler.process.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+            profiler.process.wait(30)
         exits = {child.name: child.stop() for child in children}
         arrivals = receiver.report()
         receiver.stop()

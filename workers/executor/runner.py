@@ -60,6 +60,7 @@ T = TypeVar("T")
 
 RESULT_FLUSH_RESERVE_SECONDS = 5.0
 MAX_LATENESS_SAMPLES = 100_000
+FIRE_SLICE = 25  # calls started per turn of the event loop when a burst is due
 
 
 def default_worker_id() -> str:
@@ -141,7 +142,7 @@ class Executor:
         self.metrics = Metrics()
         self.totals = Metrics()
         self._held = 0  # claimed jobs not yet answered: parked on a timer or in flight
-        self._timers: dict[object, tuple[asyncio.TimerHandle, list[ClaimedJob]]] = {}
+        self._timers: dict[object, tuple[asyncio.Handle, list[ClaimedJob]]] = {}  # parked, or not yet started
         self._inflight: set[asyncio.Task[None]] = set()
         self._results: list[JobResult] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -354,14 +355,33 @@ class Executor:
             self._timers[key] = (self._loop.call_later(early, self._fire, key, group, at), group)
             return
         self._timers.pop(key, None)
+        self._start_deliveries(group)
+
+    def _start_deliveries(self, jobs: list[ClaimedJob]) -> None:
+        """Start FIRE_SLICE calls now and the rest on the next turns of the loop.
+
+        A task's first step (headers, aiohttp's request set-up, a connect) runs before
+        any socket event is read: 500 started at once put the first request on the wire
+        only after all 500 first steps. In slices, the first calls leave at once.
+        """
+        assert self._loop is not None
+        now, rest = jobs[:FIRE_SLICE], jobs[FIRE_SLICE:]
+        if rest:
+            # Keyed like a timer, so a drain past the grace period cancels what has not started.
+            key = object()
+            self._timers[key] = (self._loop.call_soon(self._start_rest, key, rest), rest)
         database_now = self.clock.database_time()
-        for job in group:
+        for job in now:
             # Lateness on the database clock, from the job's scheduled second (retries count their wait).
             self.metrics.lateness.append(max(0.0, database_now - job.scheduled_at.timestamp()))
             task = self._loop.create_task(self._deliver(job))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
-        self.metrics.fired += len(group)
+        self.metrics.fired += len(now)
+
+    def _start_rest(self, key: object, jobs: list[ClaimedJob]) -> None:
+        self._timers.pop(key, None)
+        self._start_deliveries(jobs)
 
     async def _deliver(self, job: ClaimedJob) -> None:
         assert self._slots_freed is not None and self._results_ready is not None
