@@ -46,7 +46,9 @@ def _post(url: str, headers: dict[str, str], body: bytes) -> int:
     for attempt in (1, 2):
         conn = _connections.get(netloc)
         if conn is None:
-            conn = _connections[netloc] = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+            conn = _connections[netloc] = http.client.HTTPConnection(
+                parts.hostname or "127.0.0.1", parts.port, timeout=30
+            )
         try:
             conn.request("POST", parts.path or "/", body=body, headers=headers)
             response = conn.getresponse()

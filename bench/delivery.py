@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -36,8 +37,8 @@ def _one_run(engine: str, loop_name: str, calls: int, concurrency: int, url: str
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     sys.path.insert(0, str(ROOT))
     django.setup()
+    from jobs.queue import ClaimedJob
     from tasks.egress import Allowlist, EgressPolicy
-    from workers.executor.claims import ClaimedJob
     from workers.executor.http import DeliveryClient
 
     now = datetime.now(UTC)
@@ -84,12 +85,11 @@ def _one_run(engine: str, loop_name: str, calls: int, concurrency: int, url: str
         cpu = (usage.ru_utime - started_cpu.ru_utime) + (usage.ru_stime - started_cpu.ru_stime)
         return cpu, wall, ok
 
+    factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
     if loop_name == "uvloop":
         import uvloop
 
         factory = uvloop.new_event_loop
-    else:
-        factory = asyncio.new_event_loop
     with asyncio.Runner(loop_factory=factory) as runner:
         cpu, wall, ok = runner.run(main())
     return {"cpu_ms_per_call": 1000 * cpu / calls, "calls_per_second": calls / wall, "ok": ok}

@@ -5,7 +5,7 @@
 On its own database (default `jobsched_sysbench_poll`, created and migrated
 here, emptied first), it grows the jobs table to each count in turn with
 pending jobs due tomorrow (spread over the ten priorities) and times the real
-`claim_due_jobs` with nothing due (mean, p50, p99 over `--polls` polls), and
+`jobs.queue.claim_due` with nothing due (mean, p50, p99 over `--polls` polls), and
 for comparison the seed's single `ORDER BY priority, next_attempt_at ... FOR
 UPDATE SKIP LOCKED` (fewer polls: it walks every future job). Writes
 `<out-dir>/empty_poll.json`.
@@ -22,6 +22,7 @@ import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import django
 
@@ -68,7 +69,7 @@ def _insert_future_jobs(count: int) -> None:
         (now,) = cursor.fetchone()
         for start in range(0, count, INSERT_BATCH):
             size = min(INSERT_BATCH, count - start)
-            params: list[object] = []
+            params: list[Any] = []
             for n in range(start, start + size):
                 due = now + timedelta(days=1, milliseconds=n)
                 params += [new_id().bytes, f"bench-tenant-{n % 100}", uuid.uuid4().bytes, due, n % 10, due]
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     django.setup()
     from django.db import connection, transaction
 
-    from workers.executor.claims import claim_due_jobs
+    from jobs.queue import claim_due
 
     _use_database(args.database)
     with connection.cursor() as cursor:
@@ -127,12 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE TABLE jobs")
             cursor.fetchall()
-        claimed = claim_due_jobs(worker_id="bench-empty-poll", limit=500, lookahead_seconds=1.0)
+        claimed = claim_due(worker_id="bench-empty-poll", limit=500, lookahead_seconds=1.0)
         assert claimed == [], "nothing may be due in this bench"
         figures = {
             "future_jobs": count,
-            "claim_due_jobs": _timed_ms(
-                lambda: claim_due_jobs(worker_id="bench-empty-poll", limit=500, lookahead_seconds=1.0), args.polls
+            "claim_due": _timed_ms(
+                lambda: claim_due(worker_id="bench-empty-poll", limit=500, lookahead_seconds=1.0), args.polls
             ),
             "single_order_by": _timed_ms(single_query, args.single_query_polls),
         }

@@ -18,6 +18,7 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
 BAD = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -119,14 +120,16 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
+    factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
     try:
-        import uvloop
+        import uvloop  # optional (requirements-bench.txt): a cheaper loop keeps the receiver off the critical path
 
-        runner = uvloop.run
+        factory = uvloop.new_event_loop
     except ImportError:
-        runner = asyncio.run
+        pass
     try:
-        runner(serve(args.host, args.port))
+        with asyncio.Runner(loop_factory=factory) as runner:
+            runner.run(serve(args.host, args.port))
     except KeyboardInterrupt:
         sys.exit(0)
 

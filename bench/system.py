@@ -29,6 +29,7 @@ import sys
 import time
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ class Receiver:
     def report(self) -> list[tuple[float, str, str, str]]:
         return [tuple(row) for row in self._get("/__report")]
 
-    def wait_for(self, calls: int, *, timeout: float, alive: list[Any] = ()) -> bool:
+    def wait_for(self, calls: int, *, timeout: float, alive: Sequence[Any] = ()) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.count() >= calls:
