@@ -42,6 +42,7 @@ CRONS = ("0 0 1 1 *", "30 6 1 7 *", "15 12 15 3 *", "45 18 1 10 *")  # yearly: n
 ZONES = ("UTC", "Europe/Madrid", "America/New_York", "Asia/Tokyo", "Australia/Sydney")
 FAR_FUTURE = datetime(2100, 1, 1)
 INSERT_CHUNK = 5000
+CALIBRATION_MESSAGES = 500
 TASK_COLUMNS = (
     "id, tenant_id, name, http_url, http_method, http_headers, http_body, cron_expression, timezone, "
     "timeout_seconds, max_attempts, backoff_base_seconds, priority, status, version, next_run_at, "
@@ -64,7 +65,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--executor-args", default="", help="extra run_executor options, space-separated")
     parser.add_argument("--lead-seconds", type=float, default=8.0, help="from making the tasks due to their second")
     parser.add_argument("--celery-concurrency", type=int, default=8, help="prefork pool processes")
-    parser.add_argument("--celery-lead-seconds", type=float, default=None, help="default 5 + tasks / 1000")
+    parser.add_argument(
+        "--celery-lead-seconds", type=float, default=None, help="default: 5 + twice the measured sending time"
+    )
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0"))
     parser.add_argument("--database", default="jobsched_sysbench", help="dedicated database, emptied each run")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for every call, per system")
@@ -351,7 +354,19 @@ def run_celery(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
 
         cpu_before = cpu_now()
         load_before = os.getloadavg()
-        lead = args.celery_lead_seconds if args.celery_lead_seconds is not None else 5 + args.tasks / 1000
+        lead = args.celery_lead_seconds
+        if lead is None:
+            # Celery publishes one message per apply_async: time 500 on a scratch queue nobody consumes,
+            # so every eta task is sent before its second even on a busy machine.
+            scratch = f"{queue}-calibration"
+            started_sending = time.monotonic()
+            with app.producer_or_acquire() as producer:
+                for _ in range(CALIBRATION_MESSAGES):
+                    fire.apply_async((receiver.url, "calibration", "", "-1"), producer=producer, queue=scratch)
+            per_message = (time.monotonic() - started_sending) / CALIBRATION_MESSAGES
+            client.delete(scratch)
+            lead = 5 + 2 * per_message * args.tasks
+            log(f"celery: {1 / per_message:.0f} messages/s sent; the calls are due in {lead:.0f} s")
         due = datetime.fromtimestamp(math.ceil(time.time() + lead), UTC)
         log(f"celery: sending {args.tasks} eta tasks due at {due.isoformat()} ...")
         scheduled = due.isoformat()
