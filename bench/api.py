@@ -138,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"gunicorn did not start; see {out_dir / 'api-gunicorn.log'}") from None
                 time.sleep(0.2)
-        common = [wrk, "--latency", "-t", str(args.threads), "-c", str(args.connections), "-d", f"{args.seconds}s"]
+        common = [wrk, "--latency", "--timeout", "30s", "-t", str(args.threads), "-c", str(args.connections)]
+        common += ["-d", f"{args.seconds}s"]
         with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
             script.write(CREATE_SCRIPT.format(body=json.dumps(TASK_BODY), token=token))
         try:
