@@ -9,7 +9,6 @@ query per row (the task name comes from a subquery of the same statement).
 
 from __future__ import annotations
 
-import time
 import uuid
 from datetime import timedelta
 
@@ -206,9 +205,10 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
         # The name of the secret only: the console never resolves it.
         return obj.secret_ref or "—"
 
-    @admin.display(description="response body (truncated)")
+    @admin.display(description="response body (truncated, credentials masked)")
     def response_body_text(self, obj: Job):
-        return preformatted(obj.response_body or "")
+        # What the tenant's endpoint answered may carry its own credentials (an access_token, a signed URL).
+        return preformatted(mask_body(obj.response_body))
 
 
 @admin.register(DeadJob)
@@ -229,10 +229,6 @@ class DeadJobAdmin(JobPagesAdmin):
     text_search = "error__icontains"
     ordering = ("-finished_at",)
     actions = ["retry_selected"]
-
-    # Injectable so tests pace without sleeping.
-    clock = staticmethod(time.monotonic)
-    sleep = staticmethod(time.sleep)
 
     def has_retry_permission(self, request) -> bool:
         """Retrying is its own permission: staff who may only view see the console read-only."""
@@ -315,13 +311,10 @@ class DeadJobAdmin(JobPagesAdmin):
 
     def _retry_ids(self, request, job_ids: list[uuid.UUID]) -> None:
         limit = settings.ADMIN_BULK_RETRY_LIMIT
-        pacer = console.Pacer(settings.ADMIN_BULK_RETRY_PER_SECOND, clock=self.clock, sleep=self.sleep)
         tally = console.RetryTally()
-        try:
-            console.retry_each(job_ids, pacer=pacer, limit=limit, tally=tally)
-        finally:
-            # Even if a retry fails midway, the ones already requeued are in the audit log.
-            self._log_retries(request, tally.requeued)
+        console.retry_paced(job_ids, per_second=settings.ADMIN_BULK_RETRY_PER_SECOND, limit=limit, tally=tally)
+        # One transaction requeued them all (or none): every requeued job gets its audit entry.
+        self._log_retries(request, tally.requeued)
         clean = tally.gone == 0 and tally.not_dead == 0 and not tally.left_over
         self.message_user(request, tally.summary(), messages.SUCCESS if clean else messages.WARNING)
 

@@ -13,6 +13,7 @@ PRODUCTION_LIKE = {
     "SECRET_KEY": "k3y-" + "production-like-secret-with-enough-entropy-0123456789abcdef",
     "JWT_VERIFYING_KEY": "production-like-jwt-secret-0123456789abcdef",
     "ALLOWED_HOSTS": "jobsched.example.com",
+    "SECRETS_ENCRYPTION_KEYS": "cHJvZHVjdGlvbi1saWtlLWZlcm5ldC1rZXktMzJieXQ=",
 }
 
 
@@ -37,6 +38,17 @@ def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
         ("DEBUG", "maybe"),
         ("DATABASE_URL", "postgres://localhost/jobsched"),
         ("ARCHIVE_SUCCEEDED_AFTER_SECONDS", "-5"),
+        ("LOG_LEVEL", "LOUD"),
+        ("LOG_FORMAT", "xml"),
+        ("SECURE_HSTS_SECONDS", "-1"),
+        ("SECURE_HSTS_SECONDS", "a year"),
+        ("DB_CONN_MAX_AGE", "-60"),
+        ("THROTTLE_CACHE_URL", "nosuchcache://x"),
+        ("WORKER_STUCK_SECONDS", "0"),
+        ("WORKER_DB_UNREACHABLE_SECONDS", "soon"),
+        ("GUNICORN_WORKERS", "0"),
+        ("GUNICORN_THREADS", "many"),
+        ("ADMIN_BULK_RETRY_PER_SECOND", "-1"),
         ("CASSANDRA_REPLICATION", "0"),
         ("CASSANDRA_REPLICATION", "dc1:three"),
         ("CASSANDRA_CONSISTENCY", "EACH_QUORUM"),
@@ -46,7 +58,9 @@ def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 def test_an_invalid_setting_fails_at_start_naming_it(name, value):
     result = _manage("check", env={**PRODUCTION_LIKE, name: value})
     assert result.returncode != 0
-    assert name in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert name in lines[0]
     assert "Traceback" not in result.stderr
 
 
@@ -76,6 +90,73 @@ def test_unreachable_database_is_one_line_naming_database_url_and_address():
 def test_check_deploy_passes_with_production_like_settings():
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_LIKE)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_gunicorn_stops_at_start_with_one_line_naming_a_bad_setting():
+    result = subprocess.run(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--check-config", "jobsched_project.wsgi"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "jobsched_project.settings",
+            **PRODUCTION_LIKE,
+            "LOG_LEVEL": "LOUD",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode != 0
+    assert "LOG_LEVEL" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"JWT_VERIFYING_KEY": "x"}, "JWT_VERIFYING_KEY"),  # a 1-byte HS256 secret
+        ({"JWT_VERIFYING_KEY": "a" * 31}, "JWT_VERIFYING_KEY"),
+        ({"JWT_ALGORITHM": "RS256", "JWT_VERIFYING_KEY": "not a pem"}, "JWT_VERIFYING_KEY"),
+        (
+            {
+                "JWT_ALGORITHM": "ES256",
+                "JWT_VERIFYING_KEY": "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----",
+            },
+            "JWT_VERIFYING_KEY",
+        ),
+        ({"JWT_MAX_LIFETIME_SECONDS": "soon"}, "JWT_MAX_LIFETIME_SECONDS"),
+        ({"SECRETS_ENCRYPTION_KEYS": "not-a-fernet-key"}, "SECRETS_ENCRYPTION_KEYS"),
+        ({"SECRETS_ENCRYPTION_KEYS": ""}, "SECRETS_ENCRYPTION_KEYS"),  # required when DEBUG is off
+        ({"JWT_MAX_LIFETIME_SECONDS": "-1"}, "JWT_MAX_LIFETIME_SECONDS"),
+    ],
+)
+def test_a_bad_token_configuration_stops_the_process_at_start_naming_the_setting(settings, named):
+    result = _manage("check", env={**PRODUCTION_LIKE, **settings})
+    assert result.returncode != 0
+    assert named in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_rs256_key_of_the_wrong_kind_is_refused_at_start():
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    ec_public = (
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    refused = _manage("check", env={**PRODUCTION_LIKE, "JWT_ALGORITHM": "RS256", "JWT_VERIFYING_KEY": ec_public})
+    assert refused.returncode != 0
+    assert "JWT_VERIFYING_KEY" in refused.stderr
+    accepted = _manage("check", env={**PRODUCTION_LIKE, "JWT_ALGORITHM": "ES256", "JWT_VERIFYING_KEY": ec_public})
+    assert accepted.returncode == 0, accepted.stderr
+
+
+def test_a_short_hs256_secret_is_allowed_in_development_only():
+    result = _manage("check", env={**PRODUCTION_LIKE, "DEBUG": "1", "JWT_VERIFYING_KEY": "short"})
+    assert result.returncode == 0, result.stderr
 
 
 def test_cassandra_replication_reads_a_copy_count_or_datacenters():
