@@ -9,7 +9,7 @@ export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
-	bench-scheduler bench-executor bench-history bench-fairness cassandra cassandra-stop clean
+	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness cassandra cassandra-stop clean
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -79,6 +79,19 @@ deploy-check: hadolint k8s-validate
 
 typecheck: venv
 	$(VENV)/bin/mypy jobsched_project tasks jobs history workers vault bench
+
+## make bench: the whole system (run_scheduler, 2 x run_executor, run_reconciler) and Celery + Redis
+## on the same 30,000 calls due at one second, in one run; figures on stdout and in .bench/system.json,
+## plots in .bench/*.png. Own database (jobsched_sysbench); Redis of its own when none answers.
+bench-os-packages:
+	@scripts/os-packages.sh bench
+
+$(VENV)/.bench-installed: requirements-bench.txt $(VENV)/.installed
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-bench.txt
+	touch $@
+
+bench: bench-os-packages venv services $(VENV)/.bench-installed
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.system $(BENCH_ARGS)
 
 ## make bench-scheduler: 30,000 tasks due at one second become jobs; figures on stdout and in
 ## .bench/scheduler.json. Uses its own database (jobsched_bench) and bench.settings (the test settings,

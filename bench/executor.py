@@ -284,8 +284,8 @@ class Command(BaseCommand):
     def _report(self, options, due, ids, by_status, seen, cpu_seconds, claim_costs, others) -> None:
         due_ts = due.replace(tzinfo=UTC).timestamp()
         expected = {str(uuid.UUID(bytes=job_id)) for job_id in ids}
-        keys = [key for key, _, _ in seen if key in expected]
-        lateness = sorted(at - due_ts for key, at, _ in seen if key in expected)
+        keys = [key for _, key, _, _ in seen if key in expected]
+        lateness = sorted(at - due_ts for at, key, _, _ in seen if key in expected)
         succeeded, last_finished = by_status.get("succeeded", (0, None))
         all_recorded = (last_finished.replace(tzinfo=UTC).timestamp() - due_ts) if last_finished else None
         fired_span = lateness[-1] if lateness else None

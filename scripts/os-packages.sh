@@ -5,7 +5,7 @@
 #                                 MariaDB client library (to build mysqlclient), MariaDB's server
 #   scripts/os-packages.sh test   the above, plus Chromium (the admin's browser tests) and
 #                                 Java 17 + Maven (the local Cassandra node)
-#   scripts/os-packages.sh bench  the above, plus Redis (the Celery comparison)
+#   scripts/os-packages.sh bench  the above, plus Redis (the Celery comparison) and wrk (API load)
 #
 # It checks for what each piece provides (a command, a pkg-config module), not for package
 # names, so a machine that has them some other way passes. On Debian/Ubuntu as root it
@@ -45,6 +45,7 @@ if [ "$group" != run ]; then
 fi
 if [ "$group" = bench ]; then
   has redis-server || need redis-server "Redis (the Celery comparison in make bench)"
+  has wrk || need wrk "wrk (the API's load generator in make bench-api)"
 fi
 
 ((${#debian[@]})) || exit 0

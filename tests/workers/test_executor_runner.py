@@ -90,8 +90,25 @@ def test_a_job_fires_on_its_second_not_at_the_claim(receiver):
         running.stop()
     (request,) = receiver.received("/on-time")
     arrived = datetime.fromtimestamp(request.at, UTC)
-    assert due <= arrived < due + timedelta(seconds=0.5)
+    # Early by at most the clock estimate's bound (same host: the receiver's clock is the database's).
+    assert due - timedelta(seconds=running.executor.clock.error_bound()) <= arrived < due + timedelta(seconds=0.5)
     assert request.headers["X-Scheduled-At"] == due.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def test_jobs_claimed_ahead_fire_no_earlier_than_their_second_minus_the_clock_bound(receiver):
+    due = (db_now() + timedelta(seconds=1.5)).replace(microsecond=0) + timedelta(seconds=1)
+    ids = bulk_jobs(40, url=receiver.url("/punctual"), next_attempt_at=due, scheduled_at=due)
+    running = Running(receiver, poll_seconds=3.0, concurrency=100)  # one claim, well ahead, then parked
+    try:
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 40)
+    finally:
+        running.stop()
+    bound = running.executor.clock.error_bound()
+    assert 0 < bound < 1.0
+    arrivals = sorted(request.at for request in receiver.received("/punctual"))
+    assert len(arrivals) == 40
+    assert arrivals[0] >= due.timestamp() - bound
+    assert running.totals.lateness and min(running.totals.lateness) >= 0
 
 
 def test_failures_are_retried_with_backoff_and_end_dead_at_max_attempts(receiver):

@@ -1,0 +1,59 @@
+"""From the receiver's record of arrivals to the figures of one system: pure functions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+Arrival = tuple[float, str, str, str]  # (time.time() on arrival, idempotency key, scheduled at, bench task)
+
+
+def percentile(ordered: list[float], fraction: float) -> float:
+    """Nearest-rank percentile of a sorted list."""
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))]
+
+
+def fire_figures(arrivals: list[Arrival], *, due: float, tasks: int) -> dict[str, Any]:
+    """When the calls arrived relative to their second, and whether each task was called exactly once."""
+    lateness = sorted(at - due for at, _, _, _ in arrivals)
+    per_task = Counter(task for _, _, _, task in arrivals)
+    keys = Counter(key for _, key, _, _ in arrivals)
+    expected = {str(n) for n in range(tasks)}
+    figures: dict[str, Any] = {
+        "calls": len(arrivals),
+        "lost": len(expected - set(per_task)),
+        "duplicated": sum(count - 1 for count in per_task.values() if count > 1),
+        "duplicate_keys": sum(count - 1 for count in keys.values() if count > 1),
+        "unexpected": sum(count for task, count in per_task.items() if task not in expected),
+    }
+    if lateness:
+        figures["fire_seconds"] = {
+            "first": round(lateness[0], 4),
+            "p50": round(percentile(lateness, 0.50), 4),
+            "p95": round(percentile(lateness, 0.95), 4),
+            "p99": round(percentile(lateness, 0.99), 4),
+            "last": round(lateness[-1], 4),
+        }
+        # From the second to the last call: the rate a tenant sees for a burst due at once.
+        figures["jobs_per_second"] = round(len(lateness) / lateness[-1], 1) if lateness[-1] > 0 else None
+    return figures
+
+
+def cpu_figures(cpu: dict[str, float], *, jobs: int) -> dict[str, Any]:
+    """CPU seconds of each process over the run, and milliseconds of it per job."""
+    return {
+        "cpu_seconds": {name: round(seconds, 3) for name, seconds in cpu.items()},
+        "cpu_ms_per_job": {name: round(1000 * seconds / max(1, jobs), 4) for name, seconds in cpu.items()},
+    }
+
+
+def bins_per_100ms(lateness: list[float]) -> tuple[list[float], list[int]]:
+    """Calls fired in each 100 ms from the first to the last (bin starts, counts)."""
+    if not lateness:
+        return [], []
+    start = int(min(lateness) // 0.1)
+    end = int(max(lateness) // 0.1)
+    counts = [0] * (end - start + 1)
+    for value in lateness:
+        counts[int(value // 0.1) - start] += 1
+    return [round((start + n) * 0.1, 1) for n in range(len(counts))], counts

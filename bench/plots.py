@@ -1,0 +1,58 @@
+"""The two pictures of `make bench` (matplotlib, no display): calls per 100 ms, lateness CDF."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .figures import bins_per_100ms
+
+COLOURS = {"jobsched": "tab:blue", "jobsched-httpx": "tab:green", "celery": "tab:red"}
+
+
+def draw(lateness_by_system: dict[str, list[float]], *, out_dir: Path, title: str) -> list[Path]:
+    """Write system-fired-per-100ms.png and system-lateness-cdf.png; their paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), width_ratios=[1, 2])
+    fastest = min((max(v) for v in lateness_by_system.values() if v), default=1.0)
+    for axis, right in zip(axes, (fastest + 1.0, None), strict=True):
+        for name, lateness in lateness_by_system.items():
+            starts, counts = bins_per_100ms(lateness)
+            axis.step(starts, counts, where="post", label=name, color=COLOURS.get(name))
+        axis.axvline(0, color="grey", linewidth=0.8, linestyle=":")
+        axis.set_xlabel("seconds after the second the calls were due")
+        axis.set_ylabel("calls fired per 100 ms")
+        if right is not None:
+            axis.set_xlim(-0.5, right)
+            axis.set_title("the first seconds")
+        else:
+            axis.set_title("the whole burst")
+        axis.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    paths.append(out_dir / "system-fired-per-100ms.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, axis = plt.subplots(figsize=(8, 4.5))
+    for name, lateness in lateness_by_system.items():
+        ordered = sorted(lateness)
+        if ordered:
+            axis.plot(
+                ordered, [(n + 1) / len(ordered) for n in range(len(ordered))], label=name, color=COLOURS.get(name)
+            )
+    axis.set_xscale("symlog", linthresh=0.1)
+    axis.set_xlabel("lateness: arrival at the receiver - the due second (s, linear below 0.1)")
+    axis.set_ylabel("fraction of calls fired")
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend()
+    axis.set_title(title)
+    fig.tight_layout()
+    paths.append(out_dir / "system-lateness-cdf.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths

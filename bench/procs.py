@@ -1,0 +1,92 @@
+"""Processes seen from outside: CPU time from /proc, child processes with their logs."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int | None) -> float:
+    """utime + stime of one process (Linux /proc); 0 when it cannot be read."""
+    if not pid:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live descendant of `pid` (a Celery worker's pool processes)."""
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(proc.name))
+    found: list[int] = []
+    todo = list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        found.append(child)
+        todo.extend(children.get(child, []))
+    return found
+
+
+def pid_named(*names: str) -> int | None:
+    """The pid of the first process whose command name is one of `names` (the local database server)."""
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if (proc / "comm").read_text().strip() in names:
+                    return int(proc.name)
+            except OSError:
+                continue
+    return None
+
+
+class Child:
+    """A child process whose output goes to a log file (a pipe nobody reads would fill and block it)."""
+
+    def __init__(self, name: str, command: list[str], *, env: dict[str, str], log_dir: Path) -> None:
+        self.name = name
+        self.log_path = log_dir / f"{name}.log"
+        with open(self.log_path, "wb") as log:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_for_log(self, text: str, *, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.log():
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"{self.name} exited ({self.process.returncode}) before {text!r}: {self.log()[-2000:]}"
+                )
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{self.name} did not log {text!r} within {timeout:.0f} s; see {self.log_path}")
+            time.sleep(0.05)
+
+    def stop(self, timeout: float = 30.0) -> int | None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            return None

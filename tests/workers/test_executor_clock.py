@@ -1,0 +1,122 @@
+"""The database clock estimator, on a fake clock: offset from the midpoint, bound from half the round trip."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from workers.executor.clock import DRIFT_PER_SECOND, DatabaseClock, epoch_seconds
+
+TRUE_OFFSET = 1_800_000_000.0 - 500.0  # database epoch seconds - local monotonic seconds
+
+
+class FakeWorld:
+    """A local monotonic clock and a database whose clock reads TRUE_OFFSET ahead of it.
+
+    Each read spends `to_server` seconds before the database reads its clock and
+    `to_client` after, taken from the next entry of `trips`.
+    """
+
+    def __init__(self, trips: list[tuple[float, float]], *, start: float = 500.0) -> None:
+        self.now = start
+        self.trips = list(trips)
+        self.reads = 0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def read_now(self) -> datetime:
+        to_server, to_client = self.trips[min(self.reads, len(self.trips) - 1)]
+        self.reads += 1
+        self.now += to_server
+        seen = datetime.fromtimestamp(self.now + TRUE_OFFSET, UTC).replace(tzinfo=None)  # the server's NOW(6)
+        self.now += to_client
+        return seen
+
+    def clock(self, **kwargs) -> DatabaseClock:
+        return DatabaseClock(self.read_now, monotonic=self.monotonic, resolution_seconds=0.0, **kwargs)
+
+
+def test_a_symmetric_round_trip_gives_the_exact_offset_and_half_the_trip_as_bound():
+    world = FakeWorld([(0.002, 0.002)])
+    clock = world.clock(samples=1)
+    reading = clock.refresh()
+    assert reading.offset == pytest.approx(TRUE_OFFSET, abs=1e-6)
+    assert reading.error == pytest.approx(0.002)
+
+
+@given(
+    to_server=st.floats(min_value=0, max_value=0.5),
+    to_client=st.floats(min_value=0, max_value=0.5),
+)
+def test_the_true_offset_is_always_within_the_bound_however_the_trip_splits(to_server, to_client):
+    clock = FakeWorld([(to_server, to_client)]).clock(samples=1)
+    reading = clock.refresh()
+    # A microsecond for NOW(6)'s rounding of the fake server's clock.
+    assert abs(reading.offset - TRUE_OFFSET) <= reading.error + 1e-6
+
+
+def test_the_shortest_of_several_round_trips_wins():
+    world = FakeWorld([(0.040, 0.010), (0.0005, 0.0005), (0.030, 0.0)])
+    reading = world.clock(samples=3).refresh()
+    assert world.reads == 3
+    assert reading.error == pytest.approx(0.0005)
+    assert abs(reading.offset - TRUE_OFFSET) <= reading.error + 1e-6
+
+
+def test_a_slower_refresh_keeps_the_tighter_earlier_reading_until_it_has_aged_past_it():
+    world = FakeWorld([(0.001, 0.001), (0.050, 0.050)])
+    clock = world.clock(samples=1)
+    first = clock.refresh()
+    world.now += 1.0
+    assert clock.refresh() is first  # 1 ms + 1 s of drift allowance is still tighter than 50 ms
+    world.now += 200.0
+    assert clock.refresh().error == pytest.approx(0.050)  # 1 ms + 0.1 s of drift is not
+
+
+def test_the_bound_grows_with_the_age_of_the_reading():
+    world = FakeWorld([(0.001, 0.001)])
+    clock = world.clock(samples=1)
+    reading = clock.refresh()
+    world.now += 10.0
+    assert clock.error_bound() == pytest.approx(reading.error + 10.0 * DRIFT_PER_SECOND)
+
+
+def test_it_is_stale_before_the_first_reading_and_after_the_refresh_interval():
+    world = FakeWorld([(0.001, 0.001)])
+    clock = world.clock(samples=1, refresh_seconds=10.0)
+    assert clock.stale() and clock.error_bound() == float("inf")
+    clock.refresh()
+    world.now += 9.9
+    assert not clock.stale()
+    world.now += 0.2
+    assert clock.stale()
+
+
+def test_a_database_time_maps_to_the_local_moment_the_database_clock_shows_it():
+    world = FakeWorld([(0.001, 0.001)])
+    clock = world.clock(samples=1)
+    clock.refresh()
+    due = datetime.fromtimestamp(world.now + TRUE_OFFSET, UTC) + timedelta(seconds=3)
+    assert clock.local_time(due) == pytest.approx(world.now + 3.0, abs=clock.error_bound() + 1e-6)
+    assert clock.local_time(due.replace(tzinfo=None)) == clock.local_time(due)  # naive is UTC
+    assert clock.database_time(clock.local_time(due)) == pytest.approx(epoch_seconds(due))
+
+
+def test_mapping_before_any_reading_is_refused():
+    clock = FakeWorld([(0.001, 0.001)]).clock()
+    with pytest.raises(RuntimeError, match="refresh"):
+        clock.local_time(datetime.now(UTC))
+    with pytest.raises(ValueError, match="samples"):
+        DatabaseClock(samples=0)
+
+
+@pytest.mark.django_db
+def test_the_real_database_clock_reads_with_a_small_bound():
+    clock = DatabaseClock()
+    reading = clock.refresh()
+    assert 0 < reading.error < 1.0  # a loopback round trip, however busy the machine
+    assert abs(clock.database_time() - datetime.now(UTC).timestamp()) < 1.0 + reading.error  # same host's clock
