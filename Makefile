@@ -8,7 +8,7 @@ export LOCAL_MARIADB_PORT
 export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
-	bench-scheduler bench-executor clean
+	bench-scheduler bench-executor bench-dashboard clean
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -64,6 +64,11 @@ bench-scheduler: venv
 ## receiver; figures on stdout and in .bench/executor.json. Own database (jobsched_bench_exec).
 bench-executor: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py bench_executor --jobs 30000 --executors 2 $(BENCH_ARGS)
+
+## make bench-dashboard: the queue dashboard's reads on 1,000,000 jobs (EXPLAIN, p50/max ms);
+## figures on stdout and in .bench/dashboard.json. Own database (jobsched_console_bench).
+bench-dashboard: venv
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.dashboard --jobs 1000000 $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

@@ -13,6 +13,7 @@ import json
 import time
 import uuid
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.contrib import admin, messages
@@ -30,6 +31,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_POST
 
 from jobs import console, services
+from jobs.dashboard_view import dashboard_view
 from jobs.models import DeadJob, Job, JobStatus
 from jobsched_project.ids import parse_id
 from tasks.models import Task
@@ -424,3 +426,7 @@ class JobAdmin(JobPagesAdmin):
     search_help_text = "A job id or task id (exact UUID), or a tenant id."
     text_search = "tenant_id"
     ordering = ("-id",)
+
+    def get_urls(self):
+        dashboard = self.admin_site.admin_view(partial(dashboard_view, site=self.admin_site))
+        return [path("dashboard/", dashboard, name="jobs_dashboard"), *super().get_urls()]
