@@ -37,6 +37,8 @@ from jobsched_project.ids import parse_id
 from tasks.models import Task
 
 RETRY_LOG_MESSAGE = "Retried from the dead-letter console: requeued"
+CANCEL_LOG_MESSAGE = "Cancelled from the support console: will not run"
+DISCARD_LOG_MESSAGE = "Discarded from the dead-letter console: left the DLQ for good"
 
 
 class InputListFilter(admin.SimpleListFilter):
@@ -283,6 +285,61 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
     def response_body_text(self, obj: Job):
         return preformatted(obj.response_body or "")
 
+    # --- guarded changes shared by cancel (JobAdmin) and discard (DeadJobAdmin) ---
+    @staticmethod
+    def selected_ids(request, queryset) -> list[uuid.UUID]:
+        """The ids an action applies to: every match (up to the limit + 1) or the ids as ticked."""
+        if request.POST.get("select_across") == "1":
+            # One more than the limit tells whether jobs were left over; ids only, no row bodies.
+            return list(queryset.values_list("pk", flat=True)[: settings.ADMIN_BULK_RETRY_LIMIT + 1])
+        # The ids as ticked, not `queryset` (already narrowed by the filters): a job changed or
+        # archived since the page was drawn must be reported, not silently dropped.
+        ticked = (parse_id(value) for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME))
+        return list(dict.fromkeys(job_id for job_id in ticked if job_id is not None))
+
+    @staticmethod
+    def log_changes(request, job_ids: list[uuid.UUID], *, status: str, message: str) -> None:
+        """One admin log entry per changed job (who, when, which job), in one INSERT."""
+        if not job_ids:
+            return
+        # Logged against Job (not the proxy) so the entry's link still works whatever the job's status.
+        LogEntry.objects.log_actions(
+            user_id=request.user.pk,
+            queryset=[Job(pk=job_id, status=status) for job_id in job_ids],
+            action_flag=CHANGE,
+            change_message=message,
+        )
+
+    def change_in_bulk(self, request, job_ids, *, change, message: str, verb: str, state: str) -> None:
+        tally = console.ChangeTally()
+        try:
+            console.change_each(job_ids, change=change, limit=settings.ADMIN_BULK_RETRY_LIMIT, tally=tally)
+        finally:
+            # Even if one change fails midway, the ones already made are in the audit log.
+            self.log_changes(request, tally.done, status=JobStatus.CANCELLED, message=message)
+        clean = tally.gone == 0 and tally.wrong_status == 0 and not tally.left_over
+        self.message_user(
+            request, tally.summary(verb=verb, state=state), messages.SUCCESS if clean else messages.WARNING
+        )
+
+    def change_one(self, request, object_id, *, change, message: str, done: str, state: str) -> None:
+        job_id = parse_id(unquote(object_id))
+        if job_id is None:
+            raise Http404("not a job id")
+        outcome = change(job_id=job_id, tenant_id=None)
+        if outcome is services.ChangeOutcome.DONE:
+            self.log_changes(request, [job_id], status=JobStatus.CANCELLED, message=message)
+            self.message_user(request, f"Job {job_id} {done}.", messages.SUCCESS)
+        elif outcome is services.ChangeOutcome.GONE:
+            self.message_user(request, f"Job {job_id} is already gone (archived or never existed).", messages.WARNING)
+        else:
+            self.message_user(request, f"Job {job_id} is no longer {state}: nothing to do.", messages.WARNING)
+
+    def back_to_changelist(self, request):
+        url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
+        preserved = {"preserved_filters": self.get_preserved_filters(request), "opts": self.opts}
+        return HttpResponseRedirect(add_preserved_filters(preserved, url))
+
 
 @admin.register(DeadJob)
 class DeadJobAdmin(JobPagesAdmin):
@@ -301,7 +358,7 @@ class DeadJobAdmin(JobPagesAdmin):
     search_help_text = "A job id or task id (exact UUID), or text in the error."
     text_search = "error__icontains"
     ordering = ("-finished_at",)
-    actions = ["retry_selected"]
+    actions = ["retry_selected", "discard_selected"]
 
     # Injectable so tests pace without sleeping.
     clock = staticmethod(time.monotonic)
@@ -311,13 +368,21 @@ class DeadJobAdmin(JobPagesAdmin):
         """Retrying is its own permission: staff who may only view see the console read-only."""
         return request.user.has_perm("jobs.retry_dead_jobs")
 
+    def has_discard_permission(self, request) -> bool:
+        """Discarding is its own permission too: it removes a job from the DLQ for good."""
+        return request.user.has_perm("jobs.discard_dead_jobs")
+
     @admin.display(description="error")
     def error_excerpt(self, obj: DeadJob) -> str:
         error = obj.error or ""
         return error if len(error) <= 80 else error[:79] + "…"
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        extra_context = {**(extra_context or {}), "has_retry_permission": self.has_retry_permission(request)}
+        extra_context = {
+            **(extra_context or {}),
+            "has_retry_permission": self.has_retry_permission(request),
+            "has_discard_permission": self.has_discard_permission(request),
+        }
         return super().change_view(request, object_id, form_url, extra_context)
 
     def changelist_view(self, request, extra_context=None):
@@ -337,6 +402,7 @@ class DeadJobAdmin(JobPagesAdmin):
         return [
             path("retry-matching/", view(require_POST(self.retry_matching_view)), name="jobs_deadjob_retry_matching"),
             path("<path:object_id>/retry/", view(require_POST(self.retry_view)), name="jobs_deadjob_retry"),
+            path("<path:object_id>/discard/", view(require_POST(self.discard_view)), name="jobs_deadjob_discard"),
             *super().get_urls(),
         ]
 
@@ -350,6 +416,22 @@ class DeadJobAdmin(JobPagesAdmin):
             ticked = (parse_id(value) for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME))
             job_ids = list(dict.fromkeys(job_id for job_id in ticked if job_id is not None))
         self._retry_ids(request, job_ids)
+
+    @admin.action(description="Discard selected dead jobs (they will never run)", permissions=["discard"])
+    def discard_selected(self, request, queryset):
+        job_ids = self.selected_ids(request, queryset)
+        self.change_in_bulk(
+            request, job_ids, change=services.job_discard, message=DISCARD_LOG_MESSAGE, verb="Discarded", state="dead"
+        )
+
+    def discard_view(self, request, object_id):
+        """The detail page's button: discard one dead job."""
+        if not self.has_discard_permission(request):
+            raise PermissionDenied
+        self.change_one(
+            request, object_id, change=services.job_discard, message=DISCARD_LOG_MESSAGE, done="discarded", state="dead"
+        )
+        return self.back_to_changelist(request)
 
     def retry_view(self, request, object_id):
         """The detail page's button: retry one job."""
@@ -426,7 +508,42 @@ class JobAdmin(JobPagesAdmin):
     search_help_text = "A job id or task id (exact UUID), or a tenant id."
     text_search = "tenant_id"
     ordering = ("-id",)
+    actions = ["cancel_selected"]
+
+    def has_cancel_permission(self, request) -> bool:
+        """Cancelling is its own permission: a cancelled job never runs."""
+        return request.user.has_perm("jobs.cancel_pending_jobs")
 
     def get_urls(self):
-        dashboard = self.admin_site.admin_view(partial(dashboard_view, site=self.admin_site))
-        return [path("dashboard/", dashboard, name="jobs_dashboard"), *super().get_urls()]
+        view = self.admin_site.admin_view
+        dashboard = view(partial(dashboard_view, site=self.admin_site))
+        return [
+            path("dashboard/", dashboard, name="jobs_dashboard"),
+            path("<path:object_id>/cancel/", view(require_POST(self.cancel_view)), name="jobs_job_cancel"),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "has_cancel_permission": self.has_cancel_permission(request)}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    @admin.action(description="Cancel selected pending jobs (they will never run)", permissions=["cancel"])
+    def cancel_selected(self, request, queryset):
+        job_ids = self.selected_ids(request, queryset)
+        self.change_in_bulk(
+            request, job_ids, change=services.job_cancel, message=CANCEL_LOG_MESSAGE, verb="Cancelled", state="pending"
+        )
+
+    def cancel_view(self, request, object_id):
+        """The detail page's button: cancel one pending job."""
+        if not self.has_cancel_permission(request):
+            raise PermissionDenied
+        self.change_one(
+            request,
+            object_id,
+            change=services.job_cancel,
+            message=CANCEL_LOG_MESSAGE,
+            done="cancelled",
+            state="pending",
+        )
+        return self.back_to_changelist(request)

@@ -19,6 +19,7 @@ class JobStatus(models.TextChoices):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     DEAD = "dead"
+    CANCELLED = "cancelled"  # its task was paused or deleted before it ran
 
 
 class Job(models.Model):
@@ -67,7 +68,11 @@ class Job(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["task", "scheduled_at"], name="jobs_task_scheduled_uniq"),
         ]
-        permissions = [("retry_dead_jobs", "Can retry dead jobs")]
+        permissions = [
+            ("retry_dead_jobs", "Can retry dead jobs"),
+            ("cancel_pending_jobs", "Can cancel pending jobs"),
+            ("discard_dead_jobs", "Can discard dead jobs"),
+        ]
 
     def __str__(self) -> str:
         return f"job {self.id} ({self.status})"
