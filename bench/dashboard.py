@@ -84,7 +84,7 @@ def _fill(cursor, jobs: int) -> float:
     return time.perf_counter() - started
 
 
-def _explain(cursor, sql: str, params: dict) -> list[dict]:
+def _explain(cursor, sql: str, params: list) -> list[dict]:
     cursor.execute("EXPLAIN " + sql, params)
     names = [column[0] for column in cursor.description]
     return [
@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from jobs import dashboard
-    from jobs.sql import QUERIES
+    from jobs.queue import dashboard
+    from jobs.queue.statements import STATEMENTS
 
     call_command("ensure_database")
     call_command("migrate", verbosity=0)
@@ -143,26 +143,27 @@ def main(argv: list[str] | None = None) -> int:
         report["table"] = dict(cursor.fetchall())
 
         statements = {
-            "dashboard_status_counts": (QUERIES["dashboard_status_counts"], {"cap": dashboard.COUNT_CAP}),
-            "dashboard_due_level (x 10 levels)": (dashboard.DUE_QUERY, {"cap": dashboard.DUE_LEVEL_CAP}),
+            "dashboard_status_counts": (STATEMENTS["dashboard_status_counts"], {"cap": dashboard.COUNT_CAP}),
+            "dashboard_due_level (x 10 levels)": (dashboard.DUE_STATEMENT, {"cap": dashboard.DUE_LEVEL_CAP}),
             "dashboard_leases": (
-                QUERIES["dashboard_leases"],
+                STATEMENTS["dashboard_leases"],
                 {"scan_rows": dashboard.LEASE_SCAN_ROWS, "workers": dashboard.WORKERS_SHOWN},
             ),
             "dashboard_finished_minute (15 min x 2 statuses)": (
-                dashboard.finished_query(dashboard.MINUTES),
+                dashboard.finished_statement(dashboard.MINUTES),
                 {"cap": dashboard.FINISHED_CAP},
             ),
-            "dashboard_lateness (15 min x 2 statuses)": (
-                dashboard.lateness_query(dashboard.MINUTES),
+            "dashboard_lateness_minute (15 min x 2 statuses)": (
+                dashboard.lateness_statement(dashboard.MINUTES),
                 {"sample": dashboard.LATENESS_SAMPLE},
             ),
             "dashboard_dead_by_tenant_hour": (
-                QUERIES["dashboard_dead_by_tenant_hour"],
+                STATEMENTS["dashboard_dead_by_tenant_hour"],
                 {"hours": dashboard.DEAD_HOURS, "scan_rows": dashboard.DEAD_SCAN_ROWS},
             ),
         }
-        for name, (sql, params) in statements.items():
+        for name, (statement, values) in statements.items():
+            sql, params = statement.bind(values)
             plan = _explain(cursor, sql, params)
 
             def run(sql=sql, params=params):

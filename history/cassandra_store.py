@@ -15,7 +15,7 @@ cells it does not set as they were. Only a job archived, then retried by hand
 before the archiver's delete (which then misses), then archived again with an
 empty column shows it: its copy keeps the earlier error or HTTP status.
 
-Reads and writes run at LOCAL_QUORUM, so a job the archiver has just moved (and
+Reads and writes run at LOCAL_QUORUM (CASSANDRA_CONSISTENCY), so a job the archiver has just moved (and
 deleted from MySQL) is visible to the next history read: a LOCAL_ONE pair could
 show a gap.
 
@@ -40,22 +40,25 @@ from cassandra.cluster import NoHostAvailable
 from cassandra.query import UNSET_VALUE
 from django.conf import settings
 
-from history.base import HistoryRecord, HistoryStore, HistoryUnavailable, Position, truncate_to_millis
+from history.base import HistoryStore, HistoryUnavailable, JobRecord, Position, truncate_to_millis
+from jobsched_project.records import STORED_FIELDS
 
 logger = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 64
 UNAVAILABLE_ERRORS = (NoHostAvailable, OperationTimedOut, RequestExecutionException)
 
-_RECORD_COLUMNS = (
-    "tenant_id, task_id, job_id, scheduled_at, scheduled_at_micros, status, attempt, max_attempts, priority, "
-    "request_method, request_url, http_status, error, response_body, started_at, finished_at"
-)
+# Column lists from the record's fields (jobsched_project.records): the table names the id job_id, and
+# splits scheduled_at into a millisecond timestamp and the microseconds below it.
+_KEY_FIELDS = ("id", "tenant_id", "task_id", "scheduled_at")
+_VALUE_FIELDS = tuple(name for name in STORED_FIELDS if name not in _KEY_FIELDS)
+_TIME_FIELDS = frozenset({"started_at", "finished_at"})
+_RECORD_COLUMNS = ", ".join(["job_id" if name == "id" else name for name in STORED_FIELDS] + ["scheduled_at_micros"])
+_INSERT_COLUMNS = ("tenant_id", "task_id", "bucket", "scheduled_at", "job_id", "scheduled_at_micros", *_VALUE_FIELDS)
 
 INSERT_HISTORY = (
-    "INSERT INTO job_history (tenant_id, task_id, bucket, scheduled_at, job_id, scheduled_at_micros, status, "
-    "attempt, max_attempts, priority, request_method, request_url, http_status, error, response_body, "
-    "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?"
+    f"INSERT INTO job_history ({', '.join(_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_INSERT_COLUMNS))}) USING TTL ?"
 )
 INSERT_BY_ID = "INSERT INTO job_by_id (tenant_id, job_id, task_id, scheduled_at) VALUES (?, ?, ?, ?) USING TTL ?"
 SELECT_BY_ID = "SELECT task_id, scheduled_at FROM job_by_id WHERE tenant_id = ? AND job_id = ?"
@@ -153,34 +156,27 @@ def _micros_below_millis(moment: dt.datetime) -> int:
     return moment.microsecond % 1000
 
 
-def history_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
+def history_values(record: JobRecord, ttl_seconds: int) -> tuple:
     """The values INSERT_HISTORY binds for `record`, in order."""
     micros = _micros_below_millis(record.scheduled_at)
-    return (
+    key = (
         record.tenant_id,
         record.task_id,
         bucket_of(record.scheduled_at),
         truncate_to_millis(record.scheduled_at),
-        record.job_id,
+        record.id,
         micros or UNSET_VALUE,
-        record.status,
-        record.attempt,
-        record.max_attempts,
-        record.priority,
-        record.request_method,
-        record.request_url,
-        _unset_if_none(record.http_status),
-        _unset_if_none(record.error),
-        _unset_if_none(record.response_body),
-        _unset_if_none(truncate_to_millis(record.started_at)),
-        _unset_if_none(truncate_to_millis(record.finished_at)),
-        ttl_seconds,
     )
+    values = []
+    for name in _VALUE_FIELDS:
+        value = getattr(record, name)
+        values.append(_unset_if_none(truncate_to_millis(value) if name in _TIME_FIELDS else value))
+    return (*key, *values, ttl_seconds)
 
 
-def by_id_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
+def by_id_values(record: JobRecord, ttl_seconds: int) -> tuple:
     """The values INSERT_BY_ID binds for `record`, in order."""
-    return (record.tenant_id, record.job_id, record.task_id, truncate_to_millis(record.scheduled_at), ttl_seconds)
+    return (record.tenant_id, record.id, record.task_id, truncate_to_millis(record.scheduled_at), ttl_seconds)
 
 
 @overload
@@ -194,25 +190,13 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
-def record_from_row(row: Any) -> HistoryRecord:
-    scheduled_at = _aware(row.scheduled_at) + dt.timedelta(microseconds=row.scheduled_at_micros or 0)
-    return HistoryRecord(
-        tenant_id=row.tenant_id,
-        task_id=row.task_id,
-        job_id=row.job_id,
-        scheduled_at=scheduled_at,
-        status=row.status,
-        attempt=row.attempt,
-        max_attempts=row.max_attempts,
-        priority=row.priority,
-        request_method=row.request_method,
-        request_url=row.request_url,
-        http_status=row.http_status,
-        error=row.error,
-        response_body=row.response_body,
-        started_at=_aware(row.started_at),
-        finished_at=_aware(row.finished_at),
-    )
+def record_from_row(row: Any) -> JobRecord:
+    """A record from a row selected with `_RECORD_COLUMNS`."""
+    values = {name: getattr(row, "job_id" if name == "id" else name) for name in STORED_FIELDS}
+    values["scheduled_at"] = _aware(row.scheduled_at) + dt.timedelta(microseconds=row.scheduled_at_micros or 0)
+    for name in _TIME_FIELDS:
+        values[name] = _aware(values[name])
+    return JobRecord(**values)
 
 
 def contact_points(hosts: list[str]) -> tuple[list[str], int]:
@@ -227,12 +211,35 @@ def contact_points(hosts: list[str]) -> tuple[list[str], int]:
     return names, ports.pop()
 
 
-def connect(*, hosts: list[str], keyspace: str | None) -> Any:
-    """A driver session on `hosts`, in `keyspace` when given."""
-    from cassandra.cluster import Cluster
+# After a node went away the driver retries it at growing intervals; the default grows to
+# 10 minutes, so the archiver could sit idle long after the node is back. Cap it at 10 s.
+RECONNECT_BASE_SECONDS = 0.5
+RECONNECT_MAX_SECONDS = 10.0
+
+
+def connect(*, hosts: list[str], keyspace: str | None, local_dc: str | None = None) -> Any:
+    """A driver session on `hosts`, in `keyspace` when given, routing to replicas of the local datacenter."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import DCAwareRoundRobinPolicy, ExponentialReconnectionPolicy, TokenAwarePolicy
 
     names, port = contact_points(hosts)
-    return Cluster(contact_points=names, port=port).connect(keyspace)
+    local_dc = settings.CASSANDRA_LOCAL_DC if local_dc is None else local_dc
+    profile = ExecutionProfile(
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=local_dc or None)),
+        request_timeout=settings.CASSANDRA_REQUEST_TIMEOUT_SECONDS,
+    )
+    cluster = Cluster(
+        contact_points=names,
+        port=port,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        reconnection_policy=ExponentialReconnectionPolicy(RECONNECT_BASE_SECONDS, RECONNECT_MAX_SECONDS),
+        connect_timeout=5,
+    )
+    try:
+        return cluster.connect(keyspace)
+    except BaseException:
+        cluster.shutdown()  # a failed connect keeps its threads otherwise; the next call builds a new one
+        raise
 
 
 class CassandraHistoryStore(HistoryStore):
@@ -261,6 +268,7 @@ class CassandraHistoryStore(HistoryStore):
         )
         self.concurrency = min(concurrency, MAX_IN_FLIGHT)
         self.clock = clock or (lambda: dt.datetime.now(dt.UTC))
+        self.consistency_level = ConsistencyLevel.name_to_value[settings.CASSANDRA_CONSISTENCY]
         self._prepared: dict[str, Any] = {}  # STATEMENTS' names → prepared statements
         self._lock = threading.Lock()
 
@@ -275,7 +283,7 @@ class CassandraHistoryStore(HistoryStore):
                 for statement in prepared.values():
                     # A quorum write then a quorum read overlap: the archiver deletes from
                     # MySQL only after the row is readable by the next history request.
-                    statement.consistency_level = ConsistencyLevel.LOCAL_QUORUM
+                    statement.consistency_level = self.consistency_level
                 self._prepared = prepared  # all or nothing: a failed prepare is retried whole next call
             return self._session, self._prepared
 
@@ -287,7 +295,7 @@ class CassandraHistoryStore(HistoryStore):
 
     # --- the port ---
 
-    def write_many(self, records: Iterable[HistoryRecord]) -> None:
+    def write_many(self, records: Iterable[JobRecord]) -> None:
         records = list(records)
         if not records:
             return
@@ -333,8 +341,8 @@ class CassandraHistoryStore(HistoryStore):
         for future in futures:
             future.result()  # re-raises a failed statement's error
 
-    def get(self, tenant_id: str, job_id: uuid.UUID) -> HistoryRecord | None:
-        def read() -> HistoryRecord | None:
+    def get(self, tenant_id: str, job_id: uuid.UUID) -> JobRecord | None:
+        def read() -> JobRecord | None:
             session, prepared = self._statements()
             where = session.execute(prepared["select_by_id"], (tenant_id, job_id)).one()
             if where is None:
@@ -347,10 +355,10 @@ class CassandraHistoryStore(HistoryStore):
 
         return self._call(read)
 
-    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[HistoryRecord]:
-        def read() -> list[HistoryRecord]:
+    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[JobRecord]:
+        def read() -> list[JobRecord]:
             session, prepared = self._statements()
-            found: list[HistoryRecord] = []
+            found: list[JobRecord] = []
             for statement, params in self.page_reads(tenant_id, task_id, cursor):
                 if len(found) >= limit:
                     break

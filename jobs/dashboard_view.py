@@ -12,7 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from jobs import charts, dashboard
+from jobs import charts
+from jobs.queue import dashboard
 
 REFRESH_SECONDS = 5
 _STATUS_COLOURS = {

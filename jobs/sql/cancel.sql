@@ -1,6 +1,7 @@
--- Cancel (pending) and discard (dead), by support staff or by the tenant (jobs/services.py).
+-- Cancel (pending) and discard (dead), by support staff or by the tenant (jobs/queue/support.py,
+-- called by jobs/services.py).
 -- Both are compare-and-sets on status like the manual retry: 0 rows means the job is gone
--- or no longer in the state the caller saw, and a second read says which.
+-- or no longer in the state the caller saw, and a second read (retry_job_status) says which.
 
 -- name: cancel_pending_job
 -- pending → cancelled, never to run. A claim racing this either locked the row first (FOR
@@ -30,12 +31,4 @@ SET status = 'cancelled',
     updated_at = NOW(3)
 WHERE id = %(job_id)s
   AND status = 'dead'
-  AND (%(tenant_id)s IS NULL OR tenant_id = %(tenant_id)s);
-
--- name: job_status_of
--- After a cancel or discard matched 0 rows: gone (archived, never existed, another tenant's)
--- or in another state?
-SELECT status
-FROM jobs
-WHERE id = %(job_id)s
   AND (%(tenant_id)s IS NULL OR tenant_id = %(tenant_id)s);

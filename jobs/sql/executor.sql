@@ -1,31 +1,18 @@
 -- The executor: claim due jobs, then record each call's result behind the fence.
 -- Times come from the database clock (NOW(3)) only, never a worker's.
 
--- name: claim_due_priorities
--- Which priority levels have a due job, cheapest first. One range read of at most
--- one index entry per level on jobs_claim_idx (status, priority, next_attempt_at):
--- a single ORDER BY priority, next_attempt_at scan walks every future job
--- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way).
--- No locks. Parameter: the lookahead in seconds, once per level.
-(SELECT 0 AS priority FROM jobs WHERE status = 'pending' AND priority = 0 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 1 FROM jobs WHERE status = 'pending' AND priority = 1 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 2 FROM jobs WHERE status = 'pending' AND priority = 2 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 3 FROM jobs WHERE status = 'pending' AND priority = 3 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 4 FROM jobs WHERE status = 'pending' AND priority = 4 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 5 FROM jobs WHERE status = 'pending' AND priority = 5 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 6 FROM jobs WHERE status = 'pending' AND priority = 6 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 7 FROM jobs WHERE status = 'pending' AND priority = 7 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 8 FROM jobs WHERE status = 'pending' AND priority = 8 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 9 FROM jobs WHERE status = 'pending' AND priority = 9 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1);
+-- name: claim_due_priority_probe
+-- Which priority levels have a due job: one range read of at most one index entry on
+-- jobs_claim_idx (status, priority, next_attempt_at) for one level. jobs.queue joins one
+-- probe per level of tasks.priority.PRIORITIES with UNION ALL, so an empty poll reads one entry
+-- per level: a single ORDER BY priority, next_attempt_at scan walks every future job
+-- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way). No locks.
+SELECT {priority} AS priority
+FROM jobs
+WHERE status = 'pending'
+  AND priority = {priority}
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+LIMIT 1;
 
 -- name: claim_select
 -- The seed's claim SELECT, read one priority level at a time (the caller walks the
@@ -33,26 +20,24 @@ UNION ALL
 -- over rows another executor is claiming right now, so concurrent claims get
 -- disjoint sets; under READ COMMITTED it takes no gap locks, so the scheduler's
 -- inserts into the same index range never wait on a claim.
--- Parameters: priority, lookahead seconds, free slots.
 SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
 FROM jobs
 WHERE status = 'pending'
-  AND priority = %s
-  AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND
+  AND priority = %(priority)s
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 ORDER BY next_attempt_at
-LIMIT %s
+LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 
 -- name: claim_mark_running
 -- Second statement of the claim, same transaction, committed before any HTTP call.
 -- attempt + 1 is the new fencing token. The lease runs from the job's own time, not
 -- the claim's, so a job parked on its timer for up to one poll is never reclaimed.
--- Parameters: worker id, then the claimed ids.
 UPDATE jobs
 SET status = 'running',
-    worker_id = %s,
+    worker_id = %(worker_id)s,
     attempt = attempt + 1,
     started_at = NOW(3),
     lease_expires_at = GREATEST(next_attempt_at, NOW(3)) + INTERVAL (timeout_seconds + 30) SECOND,
@@ -63,11 +48,10 @@ WHERE id IN ({ids})
 -- name: result_lock_fenced
 -- Lock the rows that still carry our claim, so the writes below are exact and every
 -- dropped result is known by id (the caller keeps only rows whose attempt matches).
--- Parameters: worker id, then the job ids.
 SELECT id, attempt
 FROM jobs
 WHERE status = 'running'
-  AND worker_id = %s
+  AND worker_id = %(worker_id)s
   AND id IN ({ids})
 FOR UPDATE;
 
@@ -79,7 +63,6 @@ FOR UPDATE;
 -- `SELECT id, attempt, status, http_status, error, response_body, delay_seconds`
 -- per result, joined on the primary key. delay_seconds is the retry backoff
 -- (NULL unless status = 'pending'); the due time still comes from NOW(3).
--- Parameters: the result rows, then the worker id.
 UPDATE jobs AS j
 JOIN ({results}) AS r ON r.id = j.id
 SET j.status = r.status,
@@ -92,5 +75,5 @@ SET j.status = r.status,
     j.lease_expires_at = NULL,
     j.updated_at = NOW(3)
 WHERE j.status = 'running'
-  AND j.worker_id = %s
+  AND j.worker_id = %(worker_id)s
   AND j.attempt = r.attempt;

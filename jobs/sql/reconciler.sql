@@ -8,7 +8,6 @@
 -- latest committed row (a current read), so a result that landed first wins and
 -- this no longer matches; LIMIT keeps one sweep after an outage from locking the
 -- whole table (the caller repeats while a sweep fills it).
--- Parameter: the limit.
 UPDATE jobs
 SET status = IF(attempt >= max_attempts, 'dead', 'pending'),
     next_attempt_at = NOW(3),
@@ -21,4 +20,4 @@ SET status = IF(attempt >= max_attempts, 'dead', 'pending'),
     updated_at = NOW(3)
 WHERE status = 'running'
   AND lease_expires_at < NOW(3)
-LIMIT %s;
+LIMIT %(limit)s;

@@ -5,7 +5,7 @@
 -- kept, so a late result write from a claim before the retry matches 0 rows; the
 -- budget is refreshed to attempt + the task's max_attempts. The guard on status
 -- makes two concurrent retries (or a retry racing a claim) count once.
--- Parameters: job id, tenant id (NULL = support staff, any tenant), tenant id.
+-- A NULL tenant_id is support staff (any tenant).
 UPDATE jobs AS j
 LEFT JOIN tasks AS t ON t.id = j.task_id
 SET j.status = 'pending',
@@ -19,14 +19,14 @@ SET j.status = 'pending',
     j.started_at = NULL,
     j.finished_at = NULL,
     j.updated_at = NOW(3)
-WHERE j.id = %s
+WHERE j.id = %(job_id)s
   AND j.status = 'dead'
-  AND (%s IS NULL OR j.tenant_id = %s);
+  AND (%(tenant_id)s IS NULL OR j.tenant_id = %(tenant_id)s);
 
 -- name: retry_job_status
 -- After a retry matched 0 rows: is the job gone (archived, never existed, another
 -- tenant's) or just not dead?
 SELECT status
 FROM jobs
-WHERE id = %s
-  AND (%s IS NULL OR tenant_id = %s);
+WHERE id = %(job_id)s
+  AND (%(tenant_id)s IS NULL OR tenant_id = %(tenant_id)s);

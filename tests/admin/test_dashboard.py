@@ -7,8 +7,9 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
-from jobs import charts, dashboard
+from jobs import charts
 from jobs.models import JobStatus
+from jobs.queue import dashboard
 from tests.admin.support import make_dead_job, make_staff
 from tests.factories import db_now, make_job, make_task
 

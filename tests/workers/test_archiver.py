@@ -18,7 +18,7 @@ from history.sql_store import SqlHistoryStore
 from history.stores import set_history_store
 from jobs.models import Job, JobStatus
 from jobs.services import RetryOutcome, job_retry
-from tests.factories import make_job, make_task
+from tests.factories import finished_job, make_job, make_task
 from tests.history.conftest import make_record
 from tests.processes import child_env
 from tests.workers.scheduler_processes import ROOT
@@ -41,25 +41,6 @@ class CrashAfterHistoryWrite(InMemoryHistoryStore):
         super().write_many(records)
         if self.crash:
             raise SimulatedCrash
-
-
-def finished_job(task, status, age, *, scheduled_minutes_ago=None, **overrides):
-    """A terminal job of `task` that finished `age` ago (each with its own scheduled_at)."""
-    now = timezone.now()
-    finished = now - age
-    minutes = scheduled_minutes_ago if scheduled_minutes_ago is not None else age / dt.timedelta(minutes=1) + 1
-    fields = {
-        "status": status,
-        "attempt": 1 if status == JobStatus.SUCCEEDED else 3,
-        "started_at": finished - dt.timedelta(seconds=2),
-        "finished_at": finished,
-        "http_status": 200 if status == JobStatus.SUCCEEDED else 500,
-        "error": None if status == JobStatus.SUCCEEDED else "HTTP 500",
-        "response_body": "ok",
-        "scheduled_at": now - dt.timedelta(minutes=minutes),
-    }
-    fields.update(overrides)
-    return make_job(task, **fields)
 
 
 def test_the_archiver_moves_exactly_the_eligible_jobs():
@@ -116,7 +97,7 @@ def test_the_ages_come_from_the_settings(settings, store):
 
     Archiver(store=store).archive_once()
 
-    assert {r.job_id for r in store.all()} == {job.id for job in moved}
+    assert {r.id for r in store.all()} == {job.id for job in moved}
     assert list(Job.objects.values_list("id", flat=True)) == [kept.id]
 
 
@@ -128,7 +109,7 @@ def test_batches_are_bounded_and_a_full_batch_asks_for_another_step(store):
     steps = [archiver.step() for _ in range(4)]
 
     assert steps == [True, True, False, False]
-    assert {r.job_id for r in store.all()} == {job.id for job in jobs}
+    assert {r.id for r in store.all()} == {job.id for job in jobs}
     assert not Job.objects.exists()
 
 
@@ -180,12 +161,12 @@ def test_the_archiver_purges_expired_history(store):
     sql_store = SqlHistoryStore()
     expired, live = make_record(), make_record()
     sql_store.write_many([expired, live])
-    HistoryEntry.objects.filter(job_id=expired.job_id).update(expires_at=timezone.now() - HOUR)
+    HistoryEntry.objects.filter(job_id=expired.id).update(expires_at=timezone.now() - HOUR)
 
     run = Archiver(store=sql_store).archive_once()
 
     assert run.purged == 1
-    assert [e.job_id for e in HistoryEntry.objects.all()] == [live.job_id]
+    assert [e.job_id for e in HistoryEntry.objects.all()] == [live.id]
 
 
 class RetryDuringHistoryWrite(InMemoryHistoryStore):
@@ -202,7 +183,7 @@ class RetryDuringHistoryWrite(InMemoryHistoryStore):
         def retry():
             try:
                 for record in records:
-                    self.outcomes.append(job_retry(job_id=record.job_id, tenant_id=None))
+                    self.outcomes.append(job_retry(job_id=record.id, tenant_id=None))
             finally:
                 connections.close_all()
 

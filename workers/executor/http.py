@@ -23,6 +23,7 @@ from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
+from jobs.queue import ClaimedJob
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
 from tasks.headers import (
     ATTEMPT_HEADER,
@@ -32,7 +33,6 @@ from tasks.headers import (
     USER_AGENT_HEADER,
 )
 
-from .claims import ClaimedJob
 from .dialer import DialRefused, vetted_connector
 from .secrets import SecretsProvider, SecretUnavailable
 

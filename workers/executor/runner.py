@@ -44,11 +44,11 @@ from typing import Any, TypeVar
 
 from django.db import connection
 
+from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
 
-from .claims import ClaimedJob, claim_due_jobs
 from .http import DeliveryClient
-from .results import JobResult, Outcome, WriteReport, decide, record_results
+from .results import decide
 
 logger = logging.getLogger(__name__)
 
@@ -302,7 +302,7 @@ class Executor:
                     self._claim_pool,
                     functools.partial(
                         _in_db_thread,
-                        claim_due_jobs,
+                        claim_due,
                         worker_id=config.worker_id,
                         limit=free,
                         lookahead_seconds=config.poll_seconds,

@@ -1,4 +1,4 @@
-"""The queue at a glance for support staff: the figures behind the admin's dashboard page.
+"""The queue at a glance for support staff: the reads behind the admin's dashboard page.
 
 Each figure is one bounded read (jobs/sql/dashboard.sql names the index each
 uses); a page refresh costs a handful of milliseconds with a million jobs in the
@@ -12,13 +12,14 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from django.db import connection
 
-from jobs.sql import QUERIES
+from jobs.queue.statements import QUERIES, STATEMENTS, Statement
+from tasks.priority import PRIORITIES
 
 STATUSES = ("pending", "running", "succeeded", "dead")
-PRIORITIES = range(10)  # the claim index's levels, 0 first
 COUNT_CAP = 10_000  # each status count stops here ("at least")
 DUE_LEVEL_CAP = 2_000  # each priority level's due backlog count stops here
 FINISHED_CAP = 1_000  # finished jobs counted per minute and status; past it the rate is estimated
@@ -35,26 +36,33 @@ def _template_branch(name: str) -> str:
     return "\n".join(line for line in QUERIES[name].splitlines() if not line.lstrip().startswith("--"))
 
 
-def _per_minute(name: str, minutes: int) -> str:
+def _per_minute(name: str, minutes: int) -> Statement:
     """One statement for every (minute, status): UNION ALL of the template's branches."""
     branch = _template_branch(name)
-    return "\nUNION ALL\n".join(
+    text = "\nUNION ALL\n".join(
         f"({branch.replace('{minute}', str(minute)).replace('{status}', status)})"
         for minute in range(minutes)
         for status in ("succeeded", "dead")
     )
+    return Statement.compile(f"{name}_x{minutes}", text)
 
 
-def lateness_query(minutes: int) -> str:
+@lru_cache(maxsize=4)
+def lateness_statement(minutes: int) -> Statement:
     return _per_minute("dashboard_lateness_minute", minutes)
 
 
-def finished_query(minutes: int) -> str:
+@lru_cache(maxsize=4)
+def finished_statement(minutes: int) -> Statement:
     return _per_minute("dashboard_finished_minute", minutes)
 
 
+# One branch per level of the one priority range, compiled once.
 _DUE_BRANCH = _template_branch("dashboard_due_level")
-DUE_QUERY = "\nUNION ALL\n".join(f"({_DUE_BRANCH.replace('{priority}', str(level))})" for level in PRIORITIES)
+DUE_STATEMENT = Statement.compile(
+    "dashboard_due_levels",
+    "\nUNION ALL\n".join(f"({_DUE_BRANCH.replace('{priority}', str(level))})" for level in PRIORITIES),
+)
 
 
 @dataclass(frozen=True)
@@ -116,14 +124,14 @@ class Dashboard:
 
 def status_counts(*, cap: int = COUNT_CAP) -> dict[str, int]:
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["dashboard_status_counts"], {"cap": cap})
+        cursor.execute(*STATEMENTS["dashboard_status_counts"].bind({"cap": cap}))
         found = {status: int(count) for status, count in cursor.fetchall()}
     return {status: found.get(status, 0) for status in STATUSES}
 
 
 def due_backlog(*, cap: int = DUE_LEVEL_CAP) -> Backlog:
     with connection.cursor() as cursor:
-        cursor.execute(DUE_QUERY, {"cap": cap})
+        cursor.execute(*DUE_STATEMENT.bind({"cap": cap}))
         rows = cursor.fetchall()
     db_now = rows[0][3]
     oldest = min((row[2] for row in rows if row[2] is not None), default=None)
@@ -141,7 +149,7 @@ def leases_by_worker(
 ) -> tuple[list[WorkerLeases], int]:
     """The workers holding leases, most first, and how many running jobs were read."""
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["dashboard_leases"], {"scan_rows": scan_rows, "workers": workers})
+        cursor.execute(*STATEMENTS["dashboard_leases"].bind({"scan_rows": scan_rows, "workers": workers}))
         rows = cursor.fetchall()
     found = [
         WorkerLeases(
@@ -169,13 +177,13 @@ def recent_minutes(*, minutes: int = MINUTES, sample: int = LATENESS_SAMPLE, cap
     estimated: set[int] = set()
     late: dict[int, list[int]] = defaultdict(list)
     with connection.cursor() as cursor:
-        cursor.execute(finished_query(minutes), {"cap": cap})
+        cursor.execute(*finished_statement(minutes).bind({"cap": cap}))
         for minutes_ago, status, counted, span_us in cursor.fetchall():
             count, guessed = finished_count(int(counted), span_us, cap=cap)
             finished[int(minutes_ago)][status] = count
             if guessed:
                 estimated.add(int(minutes_ago))
-        cursor.execute(lateness_query(minutes), {"sample": sample})
+        cursor.execute(*lateness_statement(minutes).bind({"sample": sample}))
         for minutes_ago, late_ms in cursor.fetchall():
             late[int(minutes_ago)].append(int(late_ms))
     result = []
@@ -204,7 +212,8 @@ def dead_by_tenant_hour(
     per_tenant: dict[str, list[int]] = defaultdict(lambda: [0] * hours)
     scanned = 0
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["dashboard_dead_by_tenant_hour"], {"hours": hours, "scan_rows": scan_rows})
+        params = {"hours": hours, "scan_rows": scan_rows}
+        cursor.execute(*STATEMENTS["dashboard_dead_by_tenant_hour"].bind(params))
         for tenant_id, hours_ago, dead, scanned_rows in cursor.fetchall():
             scanned = int(scanned_rows)
             hours_ago = min(int(hours_ago), hours - 1)

@@ -1,0 +1,55 @@
+"""The queue: every statement on `jobs` runs from this package, nowhere else.
+
+The SQL is in jobs/sql/*.sql (named blocks, named parameters), the row mappers
+sit beside the statements, and callers ask for what they need:
+
+- executor: `claim_due`, `record_results` (claims.py, results.py)
+- scheduler: `schedule_due_tasks`, `max_allowed_packet` (scheduling.py)
+- reconciler: `sweep_expired_leases` (leases.py)
+- archiver: `finished_jobs`, `delete_archived` (archive.py)
+- manual retry, cancel, discard and the DLQ summary: `requeue_dead_job`, `cancel_pending_job`,
+  `discard_dead_job`, `job_status`, `dead_jobs_by_tenant` (support.py)
+- the admin's queue dashboard: `jobs.queue.dashboard.read_dashboard` (dashboard.py, bounded reads)
+
+Reads through the ORM (the job API, the admin lists) stay with their callers:
+they change nothing and need no SQL of their own.
+"""
+
+from jobs.queue.archive import delete_archived, finished_jobs
+from jobs.queue.claims import ClaimedJob, claim_due, due_priorities
+from jobs.queue.leases import sweep_expired_leases
+from jobs.queue.results import RESULT_COLUMNS, JobResult, Outcome, WriteReport, record_results
+from jobs.queue.scheduling import DueTask, max_allowed_packet, schedule_due_tasks
+from jobs.queue.support import (
+    DeadCounts,
+    TenantDead,
+    cancel_pending_job,
+    dead_jobs_by_tenant,
+    discard_dead_job,
+    job_status,
+    requeue_dead_job,
+)
+
+__all__ = [
+    "RESULT_COLUMNS",
+    "ClaimedJob",
+    "DeadCounts",
+    "DueTask",
+    "JobResult",
+    "Outcome",
+    "TenantDead",
+    "WriteReport",
+    "cancel_pending_job",
+    "claim_due",
+    "dead_jobs_by_tenant",
+    "delete_archived",
+    "discard_dead_job",
+    "due_priorities",
+    "finished_jobs",
+    "job_status",
+    "max_allowed_packet",
+    "record_results",
+    "requeue_dead_job",
+    "schedule_due_tasks",
+    "sweep_expired_leases",
+]

@@ -1,0 +1,107 @@
+"""Writing many results at once, every row behind its own fence.
+
+One short transaction of raw SQL (through the ORM the same writes cost ~17x the
+CPU): lock the rows that still carry our claim, then one UPDATE ... JOIN of a
+derived table of the results. The fence is status='running' AND worker_id AND
+attempt. What a result *is* (succeeded, retry, dead) is decided by the executor
+(`workers.executor.results.decide`); this module only writes it.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from django.db import connection, transaction
+
+from jobs.queue.statements import STATEMENTS
+
+logger = logging.getLogger(__name__)
+
+
+class Outcome(enum.StrEnum):
+    """The job's status after the attempt (a retry is pending again)."""
+
+    SUCCEEDED = "succeeded"
+    RETRY = "pending"
+    DEAD = "dead"
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    job_id: uuid.UUID
+    attempt: int
+    outcome: Outcome
+    http_status: int | None = None
+    error: str | None = None
+    response_body: str | None = None
+    delay_seconds: int | None = None  # set for RETRY only
+
+
+# The derived table `result_write` joins on: one row per written result.
+RESULT_COLUMNS = ("id", "attempt", "status", "http_status", "error", "response_body", "delay_seconds")
+
+
+def _result_row(result: JobResult) -> tuple:
+    return (
+        result.job_id.bytes,
+        result.attempt,
+        result.outcome.value,
+        result.http_status,
+        result.error,
+        result.response_body,
+        result.delay_seconds,
+    )
+
+
+@dataclass
+class WriteReport:
+    written: list[JobResult] = field(default_factory=list)
+    dropped: list[JobResult] = field(default_factory=list)
+
+
+def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
+    """Write `results` behind their fences; the report says which were dropped.
+
+    A dropped result is one whose claim is no longer ours: the reconciler took
+    the job back after the lease expired, or another claim (even by this same
+    worker id) holds it with a newer attempt. Dropping it is correct: the row's
+    current state belongs to whoever holds it now.
+    """
+    report = WriteReport()
+    if not results:
+        return report
+    ids = [(job_id.bytes,) for job_id in dict.fromkeys(result.job_id for result in results)]
+    with transaction.atomic(durable=True), connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["result_lock_fenced"].bind({"worker_id": worker_id}, ids))
+        fenced = {uuid.UUID(bytes=bytes(job_id)): attempt for job_id, attempt in cursor.fetchall()}
+        for result in results:
+            # attempt is the fencing token: a row held under another attempt is not ours. A batch can
+            # hold two results for one job (an old claim's, late, and the re-claim's): only the
+            # current attempt's is written, once; pop so no other result can match that row.
+            if fenced.get(result.job_id) == result.attempt:
+                fenced.pop(result.job_id)
+                report.written.append(result)
+            else:
+                report.dropped.append(result)
+        if report.written:
+            rows = [_result_row(result) for result in report.written]
+            statement = STATEMENTS["result_write"]
+            cursor.execute(*statement.bind({"worker_id": worker_id}, rows, columns=RESULT_COLUMNS))
+            # The fenced rows are locked by this transaction, so each one must change.
+            if cursor.rowcount != len(report.written):
+                raise RuntimeError(f"result write changed {cursor.rowcount} of {len(report.written)} locked rows")
+    for result in report.dropped:
+        logger.warning(
+            "result dropped by the fence",
+            extra={
+                "event": "result_dropped",
+                "job_id": str(result.job_id),
+                "attempt": result.attempt,
+                "outcome": result.outcome.value,
+                "worker_id": worker_id,
+            },
+        )
+    return report
