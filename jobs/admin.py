@@ -26,18 +26,20 @@ from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from jobs import console, services
 from jobs.dashboard_view import dashboard_view
 from jobs.models import DeadJob, Job, JobStatus
+from jobs.serializers import attempt_log
 from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
 from jobsched_project.ids import parse_id
 from jobsched_project.masking import mask_body, mask_url
 from tasks.models import Task
 
 RETRY_LOG_MESSAGE = "Retried from the dead-letter console: requeued"
+ATTEMPT_LOG_COLUMNS = ("attempt", "started", "finished", "took", "then", "HTTP status", "error")
 CANCEL_LOG_MESSAGE = "Cancelled from the support console: will not run"
 DISCARD_LOG_MESSAGE = "Discarded from the dead-letter console: left the DLQ for good"
 
@@ -142,6 +144,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
 
     id_search_fields = ("pk", "task_id")
     readonly_fields = (
+        "attempt_log_table",
         "task_link",
         "masked_request_url",
         "masked_request_headers",
@@ -179,6 +182,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
             },
         ),
         ("Response kept", {"fields": ("http_status", "error", "response_body_text")}),
+        ("Attempts (the last 20, newest first)", {"fields": ("attempt_log_table",)}),
     )
 
     def get_queryset(self, request):
@@ -209,6 +213,32 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
     def secret_ref_name(self, obj: Job) -> str:
         # The name of the secret only: the console never resolves it.
         return obj.secret_ref or "—"
+
+    @admin.display(description="attempt log")
+    def attempt_log_table(self, obj: Job):
+        entries = attempt_log(obj.attempts)
+        if not entries:
+            return "—"
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    entry.get("attempt"),
+                    entry.get("started_at"),
+                    entry.get("finished_at"),
+                    "—" if entry.get("duration_ms") is None else f"{entry['duration_ms']} ms",
+                    entry.get("status"),
+                    entry.get("http_status") or "—",
+                    entry.get("error") or "—",
+                )
+                for entry in reversed(entries)
+            ),
+        )
+        head = format_html(
+            "<tr>{}</tr>", format_html_join("", "<th>{}</th>", ((name,) for name in ATTEMPT_LOG_COLUMNS))
+        )
+        return format_html('<table id="attempt-log"><thead>{}</thead><tbody>{}</tbody></table>', head, rows)
 
     @admin.display(description="response body (truncated)")
     def response_body_text(self, obj: Job):

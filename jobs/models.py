@@ -49,6 +49,8 @@ class Job(models.Model):
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     error = models.CharField(max_length=1024, null=True, blank=True)
     response_body = models.TextField(null=True, blank=True)  # truncated by the executor
+    # The attempt log, JSON text appended by the fenced result write (jobsched_project.records).
+    attempts = models.TextField(null=True, blank=True)
 
     # The request snapshot the executor sends, copied from the task at scheduling time.
     request_method = models.CharField(max_length=7)

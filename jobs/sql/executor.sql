@@ -65,7 +65,37 @@ FOR UPDATE;
 -- (NULL unless status = 'pending'); the due time still comes from NOW(3).
 UPDATE jobs AS j
 JOIN ({results}) AS r ON r.id = j.id
-SET j.status = r.status,
+SET -- The attempt log, in the same statement (no extra round trip): this attempt appended as
+    -- text, no JSON parse (parsing the log twice per row, JSON_LENGTH then JSON_ARRAY_APPEND,
+    -- cost +21 percent on a first attempt, +100 percent on a 20-entry log, bench.result_write). Only this
+    -- statement writes the column, always as '[{...}, {...}]' (never '[]'), so cutting the
+    -- closing bracket is safe. Past attempt 20 the oldest entry is dropped (JSON_REMOVE, only
+    -- then), keeping at most 20. Only r's values and a column this statement does not set
+    -- (started_at): a multi-table UPDATE may assign in any order. The call began duration_ms
+    -- before NOW(3) (the worker measures a duration; the database keeps the clock). Times are
+    -- UTC text 'YYYY-MM-DD HH:MM:SS.fff' (the session is UTC).
+    j.attempts = CONCAT(
+        COALESCE(
+            CONCAT(
+                LEFT(IF(r.attempt > 20 AND JSON_LENGTH(j.attempts) >= 20, JSON_REMOVE(j.attempts, '$[0]'), j.attempts),
+                     CHAR_LENGTH(IF(r.attempt > 20 AND JSON_LENGTH(j.attempts) >= 20, JSON_REMOVE(j.attempts, '$[0]'), j.attempts)) - 1),
+                ', '
+            ),
+            '['
+        ),
+        JSON_OBJECT(
+            'attempt', r.attempt,
+            'claimed_at', j.started_at,
+            'started_at', NOW(3) - INTERVAL COALESCE(r.duration_ms, 0) * 1000 MICROSECOND,
+            'finished_at', NOW(3),
+            'duration_ms', r.duration_ms,
+            'status', r.status,
+            'http_status', r.http_status,
+            'error', r.error
+        ),
+        ']'
+    ),
+    j.status = r.status,
     j.http_status = r.http_status,
     j.error = r.error,
     j.response_body = r.response_body,
