@@ -8,7 +8,7 @@ export LOCAL_MARIADB_PORT
 export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
-	bench-scheduler bench-executor bench-history bench-dashboard cassandra cassandra-stop clean
+	bench-scheduler bench-executor bench-history bench-dashboard bench-result-write cassandra cassandra-stop clean
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -91,6 +91,11 @@ bench-history: venv cassandra
 ## figures on stdout and in .bench/dashboard.json. Own database (jobsched_console_bench).
 bench-dashboard: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.dashboard --jobs 1000000 $(BENCH_ARGS)
+
+## make bench-result-write: the fenced result write with and without the attempt log (A/B, batches
+## of 500); figures on stdout and in .bench/result_write.json. Own database (jobsched_console_bench).
+bench-result-write: venv
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.result_write --log-entries 0 --rounds 40 $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)
