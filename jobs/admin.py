@@ -240,9 +240,10 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
         )
         return format_html('<table id="attempt-log"><thead>{}</thead><tbody>{}</tbody></table>', head, rows)
 
-    @admin.display(description="response body (truncated)")
+    @admin.display(description="response body (truncated, credentials masked)")
     def response_body_text(self, obj: Job):
-        return preformatted(obj.response_body or "")
+        # What the tenant's endpoint answered may carry its own credentials (an access_token, a signed URL).
+        return preformatted(mask_body(obj.response_body))
 
     # --- guarded changes shared by cancel (JobAdmin) and discard (DeadJobAdmin) ---
     @staticmethod

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from django.db import connection
+from django.db.utils import DatabaseError
 
 from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
@@ -302,7 +303,7 @@ class Executor:
                     self._claim_pool,
                     functools.partial(
                         _in_db_thread,
-                        claim_due,
+                        self._claim_and_load_secrets,
                         worker_id=config.worker_id,
                         limit=free,
                         lookahead_seconds=config.poll_seconds,
@@ -321,6 +322,18 @@ class Executor:
                 if config.once:
                     return  # everything due within the lookahead is claimed
                 await self._sleep(config.poll_seconds)  # nothing more is due within the lookahead
+
+    def _claim_and_load_secrets(self, **claim: Any) -> list[ClaimedJob]:
+        """Claim (committed), then resolve the batch's secrets in one query on the same thread, not one per job."""
+        jobs = claim_due(**claim)
+        try:
+            self.client.prefetch_secrets(jobs)
+        except DatabaseError as exc:
+            # The claim is committed: these jobs must still fire (a lost secret read fails their attempt,
+            # "secret unavailable", and they retry), never vanish until their leases expire.
+            connection.close()
+            logger.warning("secrets not loaded", extra={"event": "secrets_unavailable", "error": str(exc)})
+        return jobs
 
     def _park(self, jobs: list[ClaimedJob], *, claimed_before: float, claimed_after: float) -> None:
         """Put each job on a timer for its second; jobs of one claim due at the same instant share one."""
