@@ -9,7 +9,8 @@ export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
-	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness cassandra cassandra-stop clean
+	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
+	bench-result-write cassandra cassandra-stop clean
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -117,6 +118,15 @@ bench-history: venv cassandra
 ## 2 executor processes at a local receiver; figures on stdout and in .bench/fairness.json.
 bench-fairness: venv
 	DJANGO_SETTINGS_MODULE=bench.settings $(PY) manage.py bench_fairness --burst 30000 --executors 2 $(BENCH_ARGS)
+## make bench-dashboard: the queue dashboard's reads on 1,000,000 jobs (EXPLAIN, p50/max ms);
+## figures on stdout and in .bench/dashboard.json. Own database (jobsched_console_bench).
+bench-dashboard: venv
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.dashboard --jobs 1000000 $(BENCH_ARGS)
+
+## make bench-result-write: the fenced result write with and without the attempt log (A/B, batches
+## of 500); figures on stdout and in .bench/result_write.json. Own database (jobsched_console_bench).
+bench-result-write: venv
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.result_write --log-entries 0 --rounds 40 $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

@@ -106,6 +106,7 @@ def schema_statements(*, keyspace: str, ttl_seconds: int, replication: dict[str,
     response_body text,
     started_at timestamp,
     finished_at timestamp,
+    attempts text,
     PRIMARY KEY ((tenant_id, task_id, bucket), scheduled_at, job_id)
 ) WITH CLUSTERING ORDER BY (scheduled_at DESC, job_id DESC)
   AND default_time_to_live = {ttl_seconds}
@@ -118,6 +119,8 @@ def schema_statements(*, keyspace: str, ttl_seconds: int, replication: dict[str,
     scheduled_at timestamp,
     PRIMARY KEY ((tenant_id, job_id))
 ) WITH default_time_to_live = {ttl_seconds}""",
+        # A table made before the attempt log lacks its column (Cassandra 4.1+: ADD IF NOT EXISTS).
+        f"ALTER TABLE {keyspace}.job_history ADD IF NOT EXISTS attempts text",
         # IF NOT EXISTS keeps an older TTL: set it on every sync so the setting wins.
         f"ALTER TABLE {keyspace}.job_history WITH default_time_to_live = {ttl_seconds}",
         f"ALTER TABLE {keyspace}.job_by_id WITH default_time_to_live = {ttl_seconds}",

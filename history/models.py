@@ -34,6 +34,7 @@ class HistoryEntry(models.Model):
     response_body = models.TextField(null=True)
     started_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField(null=True)
+    attempts = models.TextField(null=True)  # the attempt log, JSON text (jobsched_project.records)
 
     expires_at = models.DateTimeField()
 

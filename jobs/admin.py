@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.contrib import admin, messages
@@ -24,17 +25,22 @@ from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
 from jobs import console, services
+from jobs.dashboard_view import dashboard_view
 from jobs.models import DeadJob, Job, JobStatus
+from jobs.serializers import attempt_log
 from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
 from jobsched_project.ids import parse_id
 from jobsched_project.masking import mask_body, mask_url
 from tasks.models import Task
 
 RETRY_LOG_MESSAGE = "Retried from the dead-letter console: requeued"
+ATTEMPT_LOG_COLUMNS = ("attempt", "started", "finished", "took", "then", "HTTP status", "error")
+CANCEL_LOG_MESSAGE = "Cancelled from the support console: will not run"
+DISCARD_LOG_MESSAGE = "Discarded from the dead-letter console: left the DLQ for good"
 
 
 class TenantFilter(InputListFilter):
@@ -137,6 +143,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
 
     id_search_fields = ("pk", "task_id")
     readonly_fields = (
+        "attempt_log_table",
         "task_link",
         "masked_request_url",
         "masked_request_headers",
@@ -174,6 +181,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
             },
         ),
         ("Response kept", {"fields": ("http_status", "error", "response_body_text")}),
+        ("Attempts (the last 20, newest first)", {"fields": ("attempt_log_table",)}),
     )
 
     def get_queryset(self, request):
@@ -205,10 +213,91 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
         # The name of the secret only: the console never resolves it.
         return obj.secret_ref or "—"
 
+    @admin.display(description="attempt log")
+    def attempt_log_table(self, obj: Job):
+        entries = attempt_log(obj.attempts)
+        if not entries:
+            return "—"
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    entry.get("attempt"),
+                    entry.get("started_at"),
+                    entry.get("finished_at"),
+                    "—" if entry.get("duration_ms") is None else f"{entry['duration_ms']} ms",
+                    entry.get("status"),
+                    entry.get("http_status") or "—",
+                    entry.get("error") or "—",
+                )
+                for entry in reversed(entries)
+            ),
+        )
+        head = format_html(
+            "<tr>{}</tr>", format_html_join("", "<th>{}</th>", ((name,) for name in ATTEMPT_LOG_COLUMNS))
+        )
+        return format_html('<table id="attempt-log"><thead>{}</thead><tbody>{}</tbody></table>', head, rows)
+
     @admin.display(description="response body (truncated, credentials masked)")
     def response_body_text(self, obj: Job):
         # What the tenant's endpoint answered may carry its own credentials (an access_token, a signed URL).
         return preformatted(mask_body(obj.response_body))
+
+    # --- guarded changes shared by cancel (JobAdmin) and discard (DeadJobAdmin) ---
+    @staticmethod
+    def selected_ids(request, queryset) -> list[uuid.UUID]:
+        """The ids an action applies to: every match (up to the limit + 1) or the ids as ticked."""
+        if request.POST.get("select_across") == "1":
+            # One more than the limit tells whether jobs were left over; ids only, no row bodies.
+            return list(queryset.values_list("pk", flat=True)[: settings.ADMIN_BULK_RETRY_LIMIT + 1])
+        # The ids as ticked, not `queryset` (already narrowed by the filters): a job changed or
+        # archived since the page was drawn must be reported, not silently dropped.
+        ticked = (parse_id(value) for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME))
+        return list(dict.fromkeys(job_id for job_id in ticked if job_id is not None))
+
+    @staticmethod
+    def log_changes(request, job_ids: list[uuid.UUID], *, status: str, message: str) -> None:
+        """One admin log entry per changed job (who, when, which job), in one INSERT."""
+        if not job_ids:
+            return
+        # Logged against Job (not the proxy) so the entry's link still works whatever the job's status.
+        LogEntry.objects.log_actions(
+            user_id=request.user.pk,
+            queryset=[Job(pk=job_id, status=status) for job_id in job_ids],
+            action_flag=CHANGE,
+            change_message=message,
+        )
+
+    def change_in_bulk(self, request, job_ids, *, change, message: str, verb: str, state: str) -> None:
+        tally = console.ChangeTally()
+        try:
+            console.change_each(job_ids, change=change, limit=settings.ADMIN_BULK_RETRY_LIMIT, tally=tally)
+        finally:
+            # Even if one change fails midway, the ones already made are in the audit log.
+            self.log_changes(request, tally.done, status=JobStatus.CANCELLED, message=message)
+        clean = tally.gone == 0 and tally.wrong_status == 0 and not tally.left_over
+        self.message_user(
+            request, tally.summary(verb=verb, state=state), messages.SUCCESS if clean else messages.WARNING
+        )
+
+    def change_one(self, request, object_id, *, change, message: str, done: str, state: str) -> None:
+        job_id = parse_id(unquote(object_id))
+        if job_id is None:
+            raise Http404("not a job id")
+        outcome = change(job_id=job_id, tenant_id=None)
+        if outcome is services.ChangeOutcome.DONE:
+            self.log_changes(request, [job_id], status=JobStatus.CANCELLED, message=message)
+            self.message_user(request, f"Job {job_id} {done}.", messages.SUCCESS)
+        elif outcome is services.ChangeOutcome.GONE:
+            self.message_user(request, f"Job {job_id} is already gone (archived or never existed).", messages.WARNING)
+        else:
+            self.message_user(request, f"Job {job_id} is no longer {state}: nothing to do.", messages.WARNING)
+
+    def back_to_changelist(self, request):
+        url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist")
+        preserved = {"preserved_filters": self.get_preserved_filters(request), "opts": self.opts}
+        return HttpResponseRedirect(add_preserved_filters(preserved, url))
 
 
 @admin.register(DeadJob)
@@ -228,11 +317,15 @@ class DeadJobAdmin(JobPagesAdmin):
     search_help_text = "A job id or task id (exact UUID), or text in the error."
     text_search = "error__icontains"
     ordering = ("-finished_at",)
-    actions = ["retry_selected"]
+    actions = ["retry_selected", "discard_selected"]
 
     def has_retry_permission(self, request) -> bool:
         """Retrying is its own permission: staff who may only view see the console read-only."""
         return request.user.has_perm("jobs.retry_dead_jobs")
+
+    def has_discard_permission(self, request) -> bool:
+        """Discarding is its own permission too: it removes a job from the DLQ for good."""
+        return request.user.has_perm("jobs.discard_dead_jobs")
 
     @admin.display(description="error")
     def error_excerpt(self, obj: DeadJob) -> str:
@@ -240,7 +333,11 @@ class DeadJobAdmin(JobPagesAdmin):
         return error if len(error) <= 80 else error[:79] + "…"
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        extra_context = {**(extra_context or {}), "has_retry_permission": self.has_retry_permission(request)}
+        extra_context = {
+            **(extra_context or {}),
+            "has_retry_permission": self.has_retry_permission(request),
+            "has_discard_permission": self.has_discard_permission(request),
+        }
         return super().change_view(request, object_id, form_url, extra_context)
 
     def changelist_view(self, request, extra_context=None):
@@ -260,6 +357,7 @@ class DeadJobAdmin(JobPagesAdmin):
         return [
             path("retry-matching/", view(require_POST(self.retry_matching_view)), name="jobs_deadjob_retry_matching"),
             path("<path:object_id>/retry/", view(require_POST(self.retry_view)), name="jobs_deadjob_retry"),
+            path("<path:object_id>/discard/", view(require_POST(self.discard_view)), name="jobs_deadjob_discard"),
             *super().get_urls(),
         ]
 
@@ -273,6 +371,22 @@ class DeadJobAdmin(JobPagesAdmin):
             ticked = (parse_id(value) for value in request.POST.getlist(helpers.ACTION_CHECKBOX_NAME))
             job_ids = list(dict.fromkeys(job_id for job_id in ticked if job_id is not None))
         self._retry_ids(request, job_ids)
+
+    @admin.action(description="Discard selected dead jobs (they will never run)", permissions=["discard"])
+    def discard_selected(self, request, queryset):
+        job_ids = self.selected_ids(request, queryset)
+        self.change_in_bulk(
+            request, job_ids, change=services.job_discard, message=DISCARD_LOG_MESSAGE, verb="Discarded", state="dead"
+        )
+
+    def discard_view(self, request, object_id):
+        """The detail page's button: discard one dead job."""
+        if not self.has_discard_permission(request):
+            raise PermissionDenied
+        self.change_one(
+            request, object_id, change=services.job_discard, message=DISCARD_LOG_MESSAGE, done="discarded", state="dead"
+        )
+        return self.back_to_changelist(request)
 
     def retry_view(self, request, object_id):
         """The detail page's button: retry one job."""
@@ -346,3 +460,42 @@ class JobAdmin(JobPagesAdmin):
     search_help_text = "A job id or task id (exact UUID), or a tenant id."
     text_search = "tenant_id"
     ordering = ("-id",)
+    actions = ["cancel_selected"]
+
+    def has_cancel_permission(self, request) -> bool:
+        """Cancelling is its own permission: a cancelled job never runs."""
+        return request.user.has_perm("jobs.cancel_pending_jobs")
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        dashboard = view(partial(dashboard_view, site=self.admin_site))
+        return [
+            path("dashboard/", dashboard, name="jobs_dashboard"),
+            path("<path:object_id>/cancel/", view(require_POST(self.cancel_view)), name="jobs_job_cancel"),
+            *super().get_urls(),
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "has_cancel_permission": self.has_cancel_permission(request)}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    @admin.action(description="Cancel selected pending jobs (they will never run)", permissions=["cancel"])
+    def cancel_selected(self, request, queryset):
+        job_ids = self.selected_ids(request, queryset)
+        self.change_in_bulk(
+            request, job_ids, change=services.job_cancel, message=CANCEL_LOG_MESSAGE, verb="Cancelled", state="pending"
+        )
+
+    def cancel_view(self, request, object_id):
+        """The detail page's button: cancel one pending job."""
+        if not self.has_cancel_permission(request):
+            raise PermissionDenied
+        self.change_one(
+            request,
+            object_id,
+            change=services.job_cancel,
+            message=CANCEL_LOG_MESSAGE,
+            done="cancelled",
+            state="pending",
+        )
+        return self.back_to_changelist(request)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from jobs import queue, services
@@ -110,3 +110,48 @@ def oldest_dead_job():
         .only("id", "tenant_id", "finished_at")
         .first()
     )
+
+
+@dataclass
+class ChangeTally:
+    """What a bulk cancel or discard did, per outcome of the guarded service."""
+
+    done: list[uuid.UUID] = field(default_factory=list)
+    gone: int = 0
+    wrong_status: int = 0
+    left_over: bool = False  # more jobs matched than the per-request limit allowed
+
+    def summary(self, *, verb: str, state: str) -> str:
+        tried = len(self.done) + self.gone + self.wrong_status
+        text = (
+            f"{verb} {len(self.done)}; already gone {self.gone}; "
+            f"no longer {state} {self.wrong_status} (of {tried} tried)."
+        )
+        if self.left_over:
+            text += " More jobs match than one request may change (ADMIN_BULK_RETRY_LIMIT): run it again for the rest."
+        return text
+
+
+def change_each(
+    job_ids: Iterable[uuid.UUID],
+    *,
+    change: Callable[..., services.ChangeOutcome],
+    limit: int,
+    tally: ChangeTally,
+) -> None:
+    """Cancel or discard up to `limit` jobs one by one through the guarded service (`change`).
+
+    Each change commits on its own, like the bulk retry; unpaced, since neither
+    calls a tenant's endpoint.
+    """
+    for index, job_id in enumerate(job_ids):
+        if index >= limit:
+            tally.left_over = True
+            break
+        outcome = change(job_id=job_id, tenant_id=None)
+        if outcome is services.ChangeOutcome.DONE:
+            tally.done.append(job_id)
+        elif outcome is services.ChangeOutcome.GONE:
+            tally.gone += 1
+        else:
+            tally.wrong_status += 1

@@ -22,6 +22,7 @@ class JobStatus(models.TextChoices):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     DEAD = "dead"
+    CANCELLED = "cancelled"  # its task was paused or deleted before it ran
 
 
 class Job(models.Model):
@@ -49,6 +50,8 @@ class Job(models.Model):
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     error = models.CharField(max_length=1024, null=True, blank=True)
     response_body = models.TextField(null=True, blank=True)  # truncated by the executor
+    # The attempt log, JSON text appended by the fenced result write (jobsched_project.records).
+    attempts = models.TextField(null=True, blank=True)
 
     # The request snapshot the executor sends, copied from the task at scheduling time.
     request_method = models.CharField(max_length=7)
@@ -72,7 +75,11 @@ class Job(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["task", "scheduled_at"], name="jobs_task_scheduled_uniq"),
         ]
-        permissions = [("retry_dead_jobs", "Can retry dead jobs")]
+        permissions = [
+            ("retry_dead_jobs", "Can retry dead jobs"),
+            ("cancel_pending_jobs", "Can cancel pending jobs"),
+            ("discard_dead_jobs", "Can discard dead jobs"),
+        ]
 
     def __str__(self) -> str:
         return f"job {self.id} ({self.status})"

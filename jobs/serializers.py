@@ -2,12 +2,38 @@
 
 from __future__ import annotations
 
+import json
+
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
 class JobRequestOutput(serializers.Serializer):
     method = serializers.CharField(source="request_method")
     url = serializers.CharField(source="request_url")
+
+
+class AttemptOutput(serializers.Serializer):
+    """One entry of a job's attempt log (the last 20 attempts are kept)."""
+
+    attempt = serializers.IntegerField()
+    claimed_at = serializers.CharField(
+        allow_null=True, help_text="when an executor claimed the job, UTC (YYYY-MM-DD HH:MM:SS.fff)"
+    )
+    started_at = serializers.CharField(help_text="when the call began (UTC)")
+    finished_at = serializers.CharField(help_text="when its result was written (UTC)")
+    duration_ms = serializers.IntegerField(allow_null=True)
+    status = serializers.CharField(help_text="the job's status after it: succeeded, pending (a retry) or dead")
+    http_status = serializers.IntegerField(allow_null=True)
+    error = serializers.CharField(allow_null=True)
+
+
+def attempt_log(text: str | None) -> list[dict]:
+    """The attempt log's entries, oldest first, from its JSON text (none before the first result)."""
+    if not text:
+        return []
+    entries = json.loads(text)
+    return entries if isinstance(entries, list) else []
 
 
 class JobOutput(serializers.Serializer):
@@ -27,7 +53,12 @@ class JobOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
     response_body = serializers.CharField(allow_null=True)
     request = JobRequestOutput(source="*")
+    attempts = serializers.SerializerMethodField()
     archived = serializers.BooleanField()
+
+    @extend_schema_field(AttemptOutput(many=True))
+    def get_attempts(self, job) -> list[dict]:
+        return attempt_log(job.attempts)
 
 
 class JobPage(serializers.Serializer):

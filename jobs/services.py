@@ -62,3 +62,43 @@ def jobs_retry_paced(*, job_ids: Sequence[uuid.UUID], per_second: float) -> dict
         extra={"event": "job_retry_bulk", "requeued": len(requeued), "spacing_seconds": spacing, "job_ids": requeued},
     )
     return outcomes
+
+
+class ChangeOutcome(enum.Enum):
+    """What a guarded cancel or discard did."""
+
+    DONE = "done"  # cancelled (was pending) or discarded (was dead)
+    GONE = "gone"  # 404: archived, never existed, or another tenant's
+    WRONG_STATUS = "wrong_status"  # 409: it exists but is no longer pending (cancel) or dead (discard)
+
+
+CANCELLED_BY_TENANT = "cancelled by the tenant"
+CANCELLED_BY_SUPPORT = "cancelled by support"
+
+
+def _explained(done: bool, *, job_id: uuid.UUID, tenant_id: str | None, event: str) -> ChangeOutcome:
+    if done:
+        outcome = ChangeOutcome.DONE
+    else:
+        # The guard missed: the archiver, a claim, a retry, or another cancel got there first.
+        gone = queue.job_status(job_id=job_id, tenant_id=tenant_id) is None
+        outcome = ChangeOutcome.GONE if gone else ChangeOutcome.WRONG_STATUS
+    logger.info(event, extra={"event": event, "job_id": str(job_id), "tenant_id": tenant_id, "outcome": outcome.value})
+    return outcome
+
+
+def job_cancel(*, job_id: uuid.UUID, tenant_id: str | None) -> ChangeOutcome:
+    """Take a pending job out of the queue for good (`tenant_id=None`: support staff, any tenant's).
+
+    One guarded UPDATE on status='pending' decides; a running job is not stopped
+    (its claim stands and its result lands), so it is "no longer pending".
+    """
+    reason = CANCELLED_BY_SUPPORT if tenant_id is None else CANCELLED_BY_TENANT
+    done = queue.cancel_pending_job(job_id=job_id, tenant_id=tenant_id, reason=reason)
+    return _explained(done, job_id=job_id, tenant_id=tenant_id, event="job_cancel")
+
+
+def job_discard(*, job_id: uuid.UUID, tenant_id: str | None) -> ChangeOutcome:
+    """Take a dead job out of the dead-letter queue for good; it keeps its last error."""
+    done = queue.discard_dead_job(job_id=job_id, tenant_id=tenant_id)
+    return _explained(done, job_id=job_id, tenant_id=tenant_id, event="job_discard")

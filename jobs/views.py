@@ -1,4 +1,4 @@
-"""Tenant API for jobs: one job, a task's history, the DLQ, manual retry.
+"""Tenant API for jobs: one job, a task's history, the DLQ, manual retry, cancel.
 
 Thin views over jobs.selectors and jobs.services. The tenant comes from the
 token only; another tenant's job or task is a 404 like a missing one. A history
@@ -21,7 +21,7 @@ from history.base import HistoryUnavailable
 from history.stores import get_history_store
 from jobs import selectors
 from jobs.serializers import JobOutput, JobPage
-from jobs.services import RetryOutcome, job_retry
+from jobs.services import ChangeOutcome, RetryOutcome, job_cancel, job_retry
 from jobsched_project.auth import tenant_of
 from jobsched_project.ids import parse_id
 from jobsched_project.params import (
@@ -94,6 +94,27 @@ class JobRetryView(APIView):
         if outcome is RetryOutcome.NOT_DEAD:
             raise Problem(409, "job-not-dead", "Only a dead job can be retried; this one is not dead.")
         job = selectors.queued_job(tenant_id=tenant_id, job_id=job_uuid)  # pending, or already claimed again
+        return Response(JobOutput(job).data if job else None, status=status.HTTP_202_ACCEPTED)
+
+
+class JobCancelView(APIView):
+    @extend_schema(
+        operation_id="jobs_cancel",
+        summary="Cancel a pending job",
+        request=None,
+        responses={202: JobOutput, 404: _PROBLEM, 409: _PROBLEM},
+        description="Take a pending job (due, or waiting for a retry) out of the queue for good: it will not run. "
+        "A running job is not stopped (409 job-not-pending, like a finished one); its task is not paused.",
+    )
+    def post(self, request: Request, job_id: str) -> Response:
+        job_uuid = _path_id(job_id, _job_not_found())
+        tenant_id = tenant_of(request)
+        outcome = job_cancel(job_id=job_uuid, tenant_id=tenant_id)
+        if outcome is ChangeOutcome.GONE:
+            raise _job_not_found()
+        if outcome is ChangeOutcome.WRONG_STATUS:
+            raise Problem(409, "job-not-pending", "Only a pending job can be cancelled; this one is not pending.")
+        job = selectors.queued_job(tenant_id=tenant_id, job_id=job_uuid)  # None only if archived since
         return Response(JobOutput(job).data if job else None, status=status.HTTP_202_ACCEPTED)
 
 

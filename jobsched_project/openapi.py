@@ -39,6 +39,7 @@ PROBLEM_TYPES: dict[str, str] = {
     "conflict": "The resource kept changing while the request was applied; try again.",
     "job-not-dead": "Only a dead job can be retried.",
     "active-task-limit": "One more active task would pass the tenant's limit; `limit` names it (max_active_tasks).",
+    "job-not-pending": "Only a pending job can be cancelled (a running one finishes; a finished one is done).",
     "precondition-failed": "If-Match does not name the current version; `current_etag` says which is.",
     "precondition-required": "This edit needs If-Match with the ETag read.",
     "content-too-large": "The request body is larger than the API accepts.",

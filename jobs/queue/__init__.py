@@ -11,6 +11,9 @@ sit beside the statements, and callers ask for what they need:
   retry), `job_status`, `dead_jobs_by_tenant` (support.py)
 - the queue's gauges for /metrics: `stats.holds_stats_lock`, `stats.queue_figures`, `stats.dead_by_tenant`
   (stats.py, imported as a module: only the reconciler's stats reader uses it)
+- manual retry, cancel, discard and the DLQ summary: `requeue_dead_job`, `cancel_pending_job`,
+  `discard_dead_job`, `job_status`, `dead_jobs_by_tenant` (support.py)
+- the admin's queue dashboard: `jobs.queue.dashboard.read_dashboard` (dashboard.py, bounded reads)
 
 Reads through the ORM (the job API, the admin lists) stay with their callers:
 they change nothing and need no SQL of their own.
@@ -24,7 +27,9 @@ from jobs.queue.scheduling import DueTask, max_allowed_packet, schedule_due_task
 from jobs.queue.support import (
     DeadCounts,
     TenantDead,
+    cancel_pending_job,
     dead_jobs_by_tenant,
+    discard_dead_job,
     job_status,
     requeue_dead_job,
     requeue_dead_jobs_staggered,
@@ -39,9 +44,11 @@ __all__ = [
     "Outcome",
     "TenantDead",
     "WriteReport",
+    "cancel_pending_job",
     "claim_due",
     "dead_jobs_by_tenant",
     "delete_archived",
+    "discard_dead_job",
     "due_priorities",
     "finished_jobs",
     "job_status",

@@ -38,10 +38,11 @@ class JobResult:
     error: str | None = None
     response_body: str | None = None
     delay_seconds: int | None = None  # set for RETRY only
+    duration_ms: int | None = None  # how long the call took (the attempt log's duration)
 
 
 # The derived table `result_write` joins on: one row per written result.
-RESULT_COLUMNS = ("id", "attempt", "status", "http_status", "error", "response_body", "delay_seconds")
+RESULT_COLUMNS = ("id", "attempt", "status", "http_status", "error", "response_body", "delay_seconds", "duration_ms")
 
 
 def _result_row(result: JobResult) -> tuple:
@@ -53,6 +54,7 @@ def _result_row(result: JobResult) -> tuple:
         result.error,
         result.response_body,
         result.delay_seconds,
+        result.duration_ms,
     )
 
 

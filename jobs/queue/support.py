@@ -1,4 +1,4 @@
-"""The statements of manual retry and the dead-letter summary (tenant API and support console)."""
+"""The statements of manual retry, cancel, discard and the dead-letter summary (tenant API and support console)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,21 @@ def requeue_dead_jobs_staggered(*, job_ids: Sequence[uuid.UUID], spacing_seconds
             if cursor.rowcount != len(dead):
                 raise RuntimeError(f"bulk retry changed {cursor.rowcount} of {len(dead)} locked dead jobs")
     return statuses
+
+
+def cancel_pending_job(*, job_id: uuid.UUID, tenant_id: str | None, reason: str) -> bool:
+    """pending → cancelled (`tenant_id=None`: any tenant's); True if it was pending."""
+    values = {"job_id": job_id.bytes, "tenant_id": tenant_id, "reason": reason}
+    with connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["cancel_pending_job"].bind(values))
+        return cursor.rowcount == 1
+
+
+def discard_dead_job(*, job_id: uuid.UUID, tenant_id: str | None) -> bool:
+    """dead → cancelled, keeping its last error (`tenant_id=None`: any tenant's); True if it was dead."""
+    with connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["discard_dead_job"].bind({"job_id": job_id.bytes, "tenant_id": tenant_id}))
+        return cursor.rowcount == 1
 
 
 def job_status(*, job_id: uuid.UUID, tenant_id: str | None) -> str | None:

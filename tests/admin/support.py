@@ -21,6 +21,7 @@ def support_group() -> Group:
     """The group the migration creates (re-created here: a transactional test's flush removes data rows)."""
     migration = importlib.import_module("jobs.migrations.0003_support_group")
     migration.create_support_group(apps, None)
+    importlib.import_module("jobs.migrations.0005_cancel_and_discard_permissions").grant(apps, None)
     return Group.objects.get(name=migration.GROUP_NAME)
 
 

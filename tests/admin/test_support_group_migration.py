@@ -6,12 +6,19 @@ from django.core.management import call_command
 
 
 @pytest.mark.django_db
-def test_migrations_create_the_support_group_with_view_and_retry_permissions():
+def test_migrations_create_the_support_group_with_view_retry_cancel_and_discard_permissions():
     group = Group.objects.get(name="support")
 
     granted = {f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.select_related("content_type")}
 
-    assert granted == {"jobs.view_deadjob", "jobs.view_job", "jobs.retry_dead_jobs", "tasks.view_task"}
+    assert granted == {
+        "jobs.view_deadjob",
+        "jobs.view_job",
+        "jobs.retry_dead_jobs",
+        "jobs.cancel_pending_jobs",
+        "jobs.discard_dead_jobs",
+        "tasks.view_task",
+    }
 
 
 @pytest.mark.django_db

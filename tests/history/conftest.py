@@ -65,6 +65,7 @@ def make_record(
         "response_body": "ok",
         "started_at": finished - dt.timedelta(seconds=1),
         "finished_at": finished,
+        "attempts": '[{"attempt": 1, "duration_ms": 840, "status": "succeeded", "http_status": 200, "error": null}]',
     }
     fields.update(overrides)
     return JobRecord(**fields)

@@ -24,14 +24,15 @@ def decide(
     http_status: int | None,
     error: str | None = None,
     response_body: str | None = None,
+    duration_ms: int | None = None,
 ) -> JobResult:
     """The job's next state after this attempt (3xx counts as a failure: no redirects)."""
     if error is None and http_status is not None and 200 <= http_status < 300:
-        return JobResult(job_id, attempt, Outcome.SUCCEEDED, http_status, None, response_body)
+        return JobResult(job_id, attempt, Outcome.SUCCEEDED, http_status, None, response_body, None, duration_ms)
     if error is None:
         error = f"HTTP {http_status}"
     error = error[:MAX_ERROR_LENGTH]
     if is_last_attempt(attempt=attempt, max_attempts=max_attempts):
-        return JobResult(job_id, attempt, Outcome.DEAD, http_status, error, response_body)
+        return JobResult(job_id, attempt, Outcome.DEAD, http_status, error, response_body, None, duration_ms)
     delay = retry_delay_seconds(attempt=attempt, backoff_base_seconds=backoff_base_seconds)
-    return JobResult(job_id, attempt, Outcome.RETRY, http_status, error, response_body, delay)
+    return JobResult(job_id, attempt, Outcome.RETRY, http_status, error, response_body, delay, duration_ms)

@@ -427,6 +427,7 @@ class Executor:
     async def _deliver(self, job: ClaimedJob) -> None:
         assert self._slots_freed is not None and self._results_ready is not None
         try:
+            began = time.monotonic()
             delivery = await self.client.send(job)
             result = decide(
                 job_id=job.id,
@@ -436,6 +437,7 @@ class Executor:
                 http_status=delivery.http_status,
                 error=delivery.error,
                 response_body=delivery.response_body,
+                duration_ms=round((time.monotonic() - began) * 1000),
             )
             self._results.append(result)
             self._results_ready.set()

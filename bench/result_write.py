@@ -1,0 +1,143 @@
+"""Benchmark the executor's fenced result write with and without the attempt log (A/B, one run).
+
+    DJANGO_SETTINGS_MODULE=tests.settings python -m bench.result_write
+
+(`make bench-result-write`.) On a throwaway database (`--database`, created and
+migrated if missing, jobs emptied): `--rounds` rounds, each marks `--batch` jobs
+running and writes their results through `jobs.queue.record_results` (the lock
+and the one UPDATE ... JOIN), alternating between the shipped `result_write` and
+the same statement without its `j.attempts = ...` assignment (the statement as it
+was before the attempt log), so both run under the same load. Each job already
+holds `--log-entries` attempts, so the trim (past 20) is measured too. Figures
+(wall ms per batch p50/mean, and the change in %) go to stdout and `--output`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.result_write", description=__doc__.split("\n")[0])
+    parser.add_argument("--batch", type=int, default=500, help="results per write (the executor's batch)")
+    parser.add_argument("--rounds", type=int, default=40, help="writes per variant")
+    parser.add_argument("--log-entries", type=int, default=20, help="attempts each job already holds")
+    parser.add_argument("--database", default="jobsched_console_bench")
+    parser.add_argument("--output", default=".bench/result_write.json")
+    options = parser.parse_args(argv)
+    if min(options.batch, options.rounds) < 1 or not options.database.replace("_", "").isalnum():
+        parser.error("--batch and --rounds at least 1; --database letters, digits and _")
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+    url = os.environ.get("DATABASE_URL", "mysql://root@127.0.0.1:3306/jobsched")
+    os.environ["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/" + options.database
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.utils import timezone
+
+    from jobs.models import Job
+    from jobs.queue import JobResult, Outcome, record_results, statements
+    from jobsched_project.ids import new_id
+    from tests.factories import make_task
+
+    call_command("ensure_database")
+    call_command("migrate", verbosity=0)
+    shipped = statements.STATEMENTS["result_write"]
+    # The statement as before the attempt log: the same text without the attempts assignment.
+    before_text = re.sub(r"SET -- The attempt log.*?\),\n    j\.status", "SET j.status", shipped.tail, flags=re.S)
+    if before_text == shipped.tail or "attempts" in before_text:
+        raise SystemExit("could not derive the statement without the attempt log")
+    before = statements.Statement(
+        name="result_write_before",
+        head=shipped.head,
+        tail=before_text,
+        head_names=shipped.head_names,
+        tail_names=shipped.tail_names,
+        marker=shipped.marker,
+    )
+
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE TABLE jobs")
+    task = make_task(tenant_id="bench")
+    entries = [
+        {"attempt": n, "status": "pending", "http_status": 503, "error": "HTTP 503", "duration_ms": 40}
+        for n in range(options.log_entries)
+    ]
+    log = json.dumps(entries) if entries else None  # a job's first result finds no log
+    ids = [new_id() for _ in range(options.batch)]
+    due = task.next_run_at or timezone.now()
+    Job.objects.bulk_create(
+        Job(
+            id=job_id,
+            tenant_id="bench",
+            task=task,
+            scheduled_at=due - timedelta(seconds=n),
+            next_attempt_at=due,
+            request_method="POST",
+            request_url="https://example.com/hook",
+            attempts=log,
+        )
+        for n, job_id in enumerate(ids)
+    )
+    worker = "bench-worker"
+    timings: dict[str, list[float]] = {"before": [], "with_attempt_log": []}
+    attempt = 0
+    for round_number in range(options.rounds * 2):
+        variant = "before" if round_number % 2 == 0 else "with_attempt_log"
+        # With a full log the attempt is past 20, so the trim runs (a job on its 21st attempt or later).
+        attempt += 1
+        attempt = max(attempt, 21) if options.log_entries >= 20 else attempt
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE jobs SET status = 'running', worker_id = %s, attempt = %s, attempts = %s, started_at = NOW(3)",
+                [worker, attempt, log],
+            )
+        results = [
+            JobResult(job_id, attempt, Outcome.RETRY, 503, "HTTP 503", "busy", delay_seconds=10, duration_ms=42)
+            for job_id in ids
+        ]
+        statements.STATEMENTS["result_write"] = before if variant == "before" else shipped
+        try:
+            started = time.perf_counter()
+            report = record_results(worker_id=worker, results=results)
+            timings[variant].append((time.perf_counter() - started) * 1000)
+        finally:
+            statements.STATEMENTS["result_write"] = shipped
+        assert len(report.written) == options.batch
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT JSON_LENGTH(attempts) FROM jobs LIMIT 1")
+        kept = cursor.fetchone()[0]
+    summary = {
+        variant: {"p50_ms": round(statistics.median(ms), 2), "mean_ms": round(statistics.fmean(ms), 2)}
+        for variant, ms in timings.items()
+    }
+    change = summary["with_attempt_log"]["p50_ms"] / summary["before"]["p50_ms"] - 1
+    report_out = {
+        "machine": {"cores": os.cpu_count(), "load_1m": round(os.getloadavg()[0], 2)},
+        "batch": options.batch,
+        "rounds": options.rounds,
+        "log_entries_before": options.log_entries,
+        "log_entries_after_last_write": kept,
+        **summary,
+        "p50_change_percent": round(change * 100, 1),
+    }
+    print(json.dumps(report_out, indent=2))
+    output = Path(options.output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report_out, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
