@@ -285,12 +285,13 @@ class Command(BaseCommand):
             receiver.wait()
         due_ts = due.replace(tzinfo=UTC).timestamp()
         late: dict[str, list[float]] = {}
-        for key, at, _ in seen:
+        # The receiver reports (arrival, Idempotency-Key, X-Scheduled-At, bench task) per call.
+        for at, key, _, _ in seen:
             if key in tenant_of:
                 late.setdefault(tenant_of[key], []).append(at - due_ts)
         quiet = sorted(value for name in QUIET for value in late.get(name, []))
         noisy = sorted(late.get(NOISY, []))
-        keys = [key for key, _, _ in seen if key in tenant_of]
+        keys = [key for _, key, _, _ in seen if key in tenant_of]
         return {
             "fairness": mode,
             "due_at": due.isoformat() + "Z",
