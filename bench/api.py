@@ -47,18 +47,26 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _found(pattern: str, text: str, flags: int = 0) -> re.Match[str]:
+    """The match of a line wrk always prints; its absence means wrk's output changed."""
+    match = re.search(pattern, text, flags)
+    if match is None:
+        raise ValueError(f"wrk output has no match for {pattern!r}")
+    return match
+
+
 def _ms(value: str) -> float:
     """wrk's '1.23ms' / '850.00us' / '1.02s' as milliseconds."""
-    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", value).groups()  # type: ignore[union-attr]
+    number, unit = _found(r"^([\d.]+)(us|ms|s|m)$", value).groups()
     return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
 
 
 def parse_wrk(output: str) -> dict[str, float | int]:
     """Requests/s, p50/p99 latency and errors from `wrk --latency` output."""
-    figures: dict[str, float | int] = {"requests_per_second": float(re.search(r"Requests/sec:\s+([\d.]+)", output)[1])}  # type: ignore[index]
+    figures: dict[str, float | int] = {"requests_per_second": float(_found(r"Requests/sec:\s+([\d.]+)", output)[1])}
     for percent, key in (("50", "p50_ms"), ("90", "p90_ms"), ("99", "p99_ms")):
-        figures[key] = round(_ms(re.search(rf"^\s+{percent}%\s+(\S+)", output, re.MULTILINE)[1]), 3)  # type: ignore[index]
-    figures["requests"] = int(re.search(r"(\d+) requests in", output)[1])  # type: ignore[index]
+        figures[key] = round(_ms(_found(rf"^\s+{percent}%\s+(\S+)", output, re.MULTILINE)[1]), 3)
+    figures["requests"] = int(_found(r"(\d+) requests in", output)[1])
     non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     figures["non_2xx"] = int(non_2xx[1]) if non_2xx else 0
     errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
@@ -162,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         server.wait(30)
     (out_dir / "api.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    bad = any(result[phase]["non_2xx"] or result[phase]["socket_errors"] for phase in ("create", "list_limit_50"))  # type: ignore[index]
+    bad = any(result[phase]["non_2xx"] or result[phase]["socket_errors"] for phase in ("create", "list_limit_50"))  # type: ignore[index]  # result's values are the dicts parse_wrk returned
     return 1 if bad else 0
 
 

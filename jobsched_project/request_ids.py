@@ -37,7 +37,7 @@ class RequestIdMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         request_id = accepted_request_id(request.META.get(_META_KEY))
-        request.request_id = request_id  # type: ignore[attr-defined]
+        request.request_id = request_id  # type: ignore[attr-defined]  # HttpRequest has no such attribute in the stubs
         token = current_request_id.set(request_id)
         try:
             response = self.get_response(request)

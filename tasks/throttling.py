@@ -21,7 +21,7 @@ class TenantRateThrottle(SimpleRateThrottle):
 
     scope = "tenant"
 
-    @property  # type: ignore[override]
+    @property  # type: ignore[override]  # DRF declares `cache` a class attribute; the shared store is chosen at call time
     def cache(self):  # DRF binds the default cache as a class attribute
         return caches["throttle"]
 
