@@ -53,7 +53,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 
 typecheck: venv
-	$(VENV)/bin/mypy jobsched_project tasks jobs history workers
+	$(VENV)/bin/mypy jobsched_project tasks jobs history workers signing
 
 ## make bench-scheduler: 30,000 tasks due at one second become jobs; figures on stdout and in
 ## .bench/scheduler.json. Uses its own database (jobsched_bench) and DEBUG off (test-only secrets).

@@ -38,6 +38,7 @@ PROBLEM_TYPES: dict[str, str] = {
     "not-acceptable": "The Accept header asks for a representation the API does not serve.",
     "conflict": "The resource kept changing while the request was applied; try again.",
     "job-not-dead": "Only a dead job can be retried.",
+    "signing-secrets-limit": "The tenant already has two live signing secrets; delete one before creating another.",
     "precondition-failed": "If-Match does not name the current version; `current_etag` says which is.",
     "precondition-required": "This edit needs If-Match with the ETag read.",
     "content-too-large": "The request body is larger than the API accepts.",

@@ -98,6 +98,7 @@ INSTALLED_APPS = [
     "tasks",
     "jobs",
     "history",
+    "signing",
     "workers",
 ]
 
