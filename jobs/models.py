@@ -19,6 +19,7 @@ class JobStatus(models.TextChoices):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     DEAD = "dead"
+    CANCELLED = "cancelled"  # its task was paused or deleted before it ran
 
 
 class Job(models.Model):

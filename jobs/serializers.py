@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from jobs.models import JobStatus
+
 
 class JobRequestOutput(serializers.Serializer):
     method = serializers.CharField(source="request_method")
@@ -16,7 +18,7 @@ class JobOutput(serializers.Serializer):
     id = serializers.UUIDField()
     task_id = serializers.UUIDField()
     scheduled_at = serializers.DateTimeField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=JobStatus.choices)
     attempt = serializers.IntegerField()
     max_attempts = serializers.IntegerField()
     priority = serializers.IntegerField()

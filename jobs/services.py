@@ -8,7 +8,9 @@ import uuid
 
 from django.db import connection
 
+from jobs.models import JobStatus
 from jobs.sql import QUERIES
+from tasks.models import TaskStatus
 
 logger = logging.getLogger(__name__)
 
@@ -17,6 +19,9 @@ class RetryOutcome(enum.Enum):
     REQUEUED = "requeued"  # 202: the dead job is pending again
     GONE = "gone"  # 404: archived, never existed, or another tenant's
     NOT_DEAD = "not_dead"  # 409: it exists but is pending, running or succeeded
+    CANCELLED = "cancelled"  # 409: its task was paused or deleted before it ran (or while it was dead)
+    TASK_PAUSED = "task_paused"  # 409: dead, but its task is paused: resume the task first
+    TASK_DELETED = "task_deleted"  # 409: dead, but its task is deleted
 
 
 def job_retry(*, job_id: uuid.UUID, tenant_id: str | None) -> RetryOutcome:
@@ -34,9 +39,20 @@ def job_retry(*, job_id: uuid.UUID, tenant_id: str | None) -> RetryOutcome:
         # The guard missed: a concurrent retry, the archiver, or a job that is not dead.
         cursor.execute(QUERIES["retry_job_status"], params)
         row = cursor.fetchone()
-    outcome = RetryOutcome.GONE if row is None else RetryOutcome.NOT_DEAD
+    outcome = _why_not_requeued(row)
     logger.info(
         "job retry refused",
         extra={"event": "job_retry", "job_id": str(job_id), "tenant_id": tenant_id, "outcome": outcome.value},
     )
     return outcome
+
+
+def _why_not_requeued(row: tuple[str, str | None] | None) -> RetryOutcome:
+    if row is None:
+        return RetryOutcome.GONE
+    job_status, task_status = row
+    if job_status == JobStatus.CANCELLED:
+        return RetryOutcome.CANCELLED
+    if job_status != JobStatus.DEAD:
+        return RetryOutcome.NOT_DEAD
+    return RetryOutcome.TASK_DELETED if task_status == TaskStatus.DELETED else RetryOutcome.TASK_PAUSED

@@ -77,13 +77,30 @@ class JobDetailView(APIView):
         return Response(JobOutput(job).data)
 
 
+_NOT_RETRIED = {
+    RetryOutcome.NOT_DEAD: ("job-not-dead", "Only a dead job can be retried; this one is not dead."),
+    RetryOutcome.CANCELLED: (
+        "job-cancelled",
+        "This job was cancelled because its task was paused or deleted; it cannot be retried.",
+    ),
+    RetryOutcome.TASK_PAUSED: ("task-paused", "This job's task is paused; resume the task, then retry the job."),
+    RetryOutcome.TASK_DELETED: ("task-deleted", "This job's task was deleted; its jobs cannot be retried."),
+}
+
+
+def _not_retried(outcome: RetryOutcome) -> Problem:
+    slug, detail = _NOT_RETRIED[outcome]
+    return Problem(409, slug, detail)
+
+
 class JobRetryView(APIView):
     @extend_schema(
         operation_id="jobs_retry",
         summary="Retry a dead job",
         request=None,
         responses={202: JobOutput, 404: _PROBLEM, 409: _PROBLEM},
-        description="Put a dead job back in the queue: same id (Idempotency-Key), same scheduled_at, fresh attempts.",
+        description="Put a dead job back in the queue: same id (Idempotency-Key), same scheduled_at, fresh attempts. "
+        "409 when the job is not dead, was cancelled, or its task is paused or deleted (the problem type says which).",
     )
     def post(self, request: Request, job_id: str) -> Response:
         job_uuid = _path_id(job_id, _job_not_found())
@@ -91,8 +108,8 @@ class JobRetryView(APIView):
         outcome = job_retry(job_id=job_uuid, tenant_id=tenant_id)
         if outcome is RetryOutcome.GONE:
             raise _job_not_found()
-        if outcome is RetryOutcome.NOT_DEAD:
-            raise Problem(409, "job-not-dead", "Only a dead job can be retried; this one is not dead.")
+        if outcome is not RetryOutcome.REQUEUED:
+            raise _not_retried(outcome)
         job = selectors.queued_job(tenant_id=tenant_id, job_id=job_uuid)  # pending, or already claimed again
         return Response(JobOutput(job).data if job else None, status=status.HTTP_202_ACCEPTED)
 

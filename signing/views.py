@@ -87,7 +87,7 @@ class SigningSecretListCreateView(APIView):
         responses={201: SigningSecretCreated, 400: _PROBLEM, 409: _PROBLEM},
     )
     def post(self, request: Request) -> Response:
-        serializer = SigningSecretInput(data=request.data if request.data else {})
+        serializer = SigningSecretInput(data=request.data)  # no body: the defaults; JSON null: a 400
         serializer.is_valid(raise_exception=True)
         seconds = serializer.validated_data["previous_expires_in_seconds"]
         try:

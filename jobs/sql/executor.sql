@@ -80,15 +80,24 @@ FOR UPDATE;
 -- per result, joined on the primary key. delay_seconds is the retry backoff
 -- (NULL unless status = 'pending'); the due time still comes from NOW(3).
 -- Parameters: the result rows, then the worker id.
+-- The task's status is read with a lock (a joined table in an UPDATE is a locking read), so a
+-- pause or delete committed while the call was in flight is seen here: the retry it asks for is
+-- cancelled instead (a paused task fires nothing), and a dead job of a deleted task is cancelled
+-- too (it leaves the DLQ). A job without a task row (tests, benches) counts as active.
 UPDATE jobs AS j
 JOIN ({results}) AS r ON r.id = j.id
-SET j.status = r.status,
+LEFT JOIN tasks AS t ON t.id = j.task_id
+SET j.status = CASE
+        WHEN r.status = 'pending' AND COALESCE(t.status, 'active') <> 'active' THEN 'cancelled'
+        WHEN r.status = 'dead' AND t.status = 'deleted' THEN 'cancelled'
+        ELSE r.status
+    END,
     j.http_status = r.http_status,
     j.error = r.error,
     j.response_body = r.response_body,
     j.next_attempt_at = IF(r.status = 'pending', NOW(3) + INTERVAL r.delay_seconds SECOND, j.next_attempt_at),
-    j.finished_at = IF(r.status = 'pending', NULL, NOW(3)),
-    j.worker_id = IF(r.status = 'pending', NULL, j.worker_id),
+    j.finished_at = IF(r.status = 'pending' AND COALESCE(t.status, 'active') = 'active', NULL, NOW(3)),
+    j.worker_id = IF(r.status = 'pending' AND COALESCE(t.status, 'active') = 'active', NULL, j.worker_id),
     j.lease_expires_at = NULL,
     j.updated_at = NOW(3)
 WHERE j.status = 'running'

@@ -21,12 +21,15 @@ SET j.status = 'pending',
     j.updated_at = NOW(3)
 WHERE j.id = %s
   AND j.status = 'dead'
+  -- A paused or deleted task fires nothing: its dead job stays put (the API's 409 says why).
+  AND COALESCE(t.status, 'active') = 'active'  -- no task row (never in the product): one more attempt
   AND (%s IS NULL OR j.tenant_id = %s);
 
 -- name: retry_job_status
 -- After a retry matched 0 rows: is the job gone (archived, never existed, another
--- tenant's) or just not dead?
-SELECT status
-FROM jobs
-WHERE id = %s
-  AND (%s IS NULL OR tenant_id = %s);
+-- tenant's), not dead, or dead with a task that is not active? The job's and its task's status.
+SELECT j.status, t.status
+FROM jobs AS j
+LEFT JOIN tasks AS t ON t.id = j.task_id
+WHERE j.id = %s
+  AND (%s IS NULL OR j.tenant_id = %s);

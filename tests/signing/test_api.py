@@ -96,3 +96,11 @@ def test_a_sealed_value_copied_onto_another_tenants_row_does_not_open(tenant_cli
     row = SigningSecret.objects.get()
     SigningSecret.objects.create(tenant_id="tenant-b", ciphertext=row.ciphertext)
     assert signing_keys(tenant_ids=["tenant-b"]) == {}
+
+
+def test_no_body_takes_the_defaults_and_a_json_null_is_a_400(tenant_client):
+    client = tenant_client("tenant-a")
+    assert client.post(URL).status_code == 201
+    refused = client.post(URL, "null", content_type="application/json")
+    assert refused.status_code == 400
+    assert refused["Content-Type"] == "application/problem+json"

@@ -1,0 +1,28 @@
+"""The queue's side of a task's lifecycle: pausing or deleting a task takes its pending jobs out."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import connection
+
+from jobs.sql import QUERIES
+
+REASON_PAUSED = "cancelled: task paused"
+REASON_DELETED = "cancelled: task deleted"
+
+
+def cancel_task_jobs(*, tenant_id: str, task_id: uuid.UUID, deleted: bool) -> int:
+    """Cancel the task's pending jobs (and its dead ones when `deleted`); the number of jobs cancelled.
+
+    Call it inside the transaction that changed the task's status, after that UPDATE.
+    """
+    params = {
+        "task_id": task_id.bytes,
+        "tenant_id": tenant_id,
+        "include_dead": deleted,
+        "reason": REASON_DELETED if deleted else REASON_PAUSED,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(QUERIES["cancel_task_jobs"], params)
+        return cursor.rowcount

@@ -1,0 +1,141 @@
+"""Pause and delete take the task's pending jobs out of the queue; a running job's result still lands."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from history.memory import InMemoryHistoryStore
+from jobs.models import Job, JobStatus
+from jobs.services import RetryOutcome, job_retry
+from tasks import services
+from tests.factories import make_job, make_task
+from workers.archiver import Archiver
+from workers.executor.claims import claim_due_jobs
+from workers.executor.results import JobResult, Outcome, record_results
+
+pytestmark = pytest.mark.django_db
+
+MINUTE = dt.timedelta(minutes=1)
+
+
+def _jobs_of(task):
+    """pending (due), pending (a retry after attempt 2), running, dead: one of each."""
+    start = timezone.now() - 10 * MINUTE
+    return {
+        "due": make_job(task, scheduled_at=start),
+        "retry": make_job(task, scheduled_at=start + MINUTE, attempt=2, next_attempt_at=timezone.now() + MINUTE),
+        "running": make_job(task, scheduled_at=start + 2 * MINUTE, status=JobStatus.RUNNING, attempt=1, worker_id="w1"),
+        "dead": make_job(
+            task,
+            scheduled_at=start + 3 * MINUTE,
+            status=JobStatus.DEAD,
+            attempt=5,
+            error="HTTP 500",
+            finished_at=timezone.now(),
+        ),
+    }
+
+
+def _statuses(jobs):
+    return {name: Job.objects.get(pk=job.pk).status for name, job in jobs.items()}
+
+
+def test_pause_cancels_pending_jobs_and_retries_but_not_running_or_dead_ones(client):
+    task = make_task()
+    jobs = _jobs_of(task)
+    assert client.post(f"/v1/tasks/{task.pk}/pause").status_code == 200
+    assert _statuses(jobs) == {"due": "cancelled", "retry": "cancelled", "running": "running", "dead": "dead"}
+    cancelled = Job.objects.get(pk=jobs["due"].pk)
+    assert cancelled.error == "cancelled: task paused" and cancelled.finished_at is not None
+    # Nothing of a paused task can be claimed.
+    assert claim_due_jobs(worker_id="w2", limit=10, lookahead_seconds=120) == []
+    # Resume does not bring cancelled jobs back.
+    assert client.post(f"/v1/tasks/{task.pk}/resume").status_code == 200
+    assert _statuses(jobs)["due"] == "cancelled"
+
+
+def test_a_dead_job_of_a_paused_task_is_not_retried_409_task_paused(client):
+    task = make_task()
+    dead = _jobs_of(task)["dead"]
+    client.post(f"/v1/tasks/{task.pk}/pause")
+    response = client.post(f"/v1/jobs/{dead.pk}/retry")
+    assert response.status_code == 409
+    assert response.json()["type"].endswith("/task-paused")
+    assert Job.objects.get(pk=dead.pk).status == JobStatus.DEAD
+    client.post(f"/v1/tasks/{task.pk}/resume")
+    assert client.post(f"/v1/jobs/{dead.pk}/retry").status_code == 202
+
+
+def test_delete_cancels_pending_and_dead_jobs_so_the_dlq_forgets_them_and_retry_is_409(client):
+    task = make_task()
+    jobs = _jobs_of(task)
+    assert client.get("/v1/dlq").json()["results"][0]["id"] == str(jobs["dead"].pk)
+    assert client.delete(f"/v1/tasks/{task.pk}").status_code == 204
+    assert _statuses(jobs) == {"due": "cancelled", "retry": "cancelled", "running": "running", "dead": "cancelled"}
+    assert Job.objects.get(pk=jobs["dead"].pk).error == "HTTP 500"  # the last failure is kept
+    assert client.get("/v1/dlq").json()["results"] == []
+    response = client.post(f"/v1/jobs/{jobs['dead'].pk}/retry")
+    assert response.status_code == 409
+    assert response.json()["type"].endswith("/job-cancelled")
+    assert "deleted" in response.json()["detail"]
+    assert client.get(f"/v1/jobs/{jobs['due'].pk}").json()["status"] == "cancelled"
+
+
+def test_a_running_jobs_late_result_still_lands_after_delete_and_its_retry_is_cancelled(client):
+    task = make_task()
+    jobs = _jobs_of(task)
+    client.delete(f"/v1/tasks/{task.pk}")
+    running = jobs["running"]
+    report = record_results(
+        worker_id="w1",
+        results=[JobResult(running.pk, 1, Outcome.RETRY, http_status=500, error="HTTP 500", delay_seconds=10)],
+    )
+    assert report.written and not report.dropped  # the fence held: same worker, same attempt
+    row = Job.objects.get(pk=running.pk)
+    # The retry it asked for would fire for a deleted task: the result write cancels it instead.
+    assert (row.status, row.http_status, row.error) == ("cancelled", 500, "HTTP 500")
+
+
+def test_a_running_jobs_success_lands_after_pause(client):
+    task = make_task()
+    running = _jobs_of(task)["running"]
+    client.post(f"/v1/tasks/{task.pk}/pause")
+    record_results(worker_id="w1", results=[JobResult(running.pk, 1, Outcome.SUCCEEDED, http_status=200)])
+    assert Job.objects.get(pk=running.pk).status == JobStatus.SUCCEEDED
+
+
+def test_support_staff_retry_of_a_paused_tasks_dead_job_is_refused_too():
+    task = make_task()
+    dead = _jobs_of(task)["dead"]
+    services.task_pause(tenant_id=task.tenant_id, task_id=task.pk)
+    assert job_retry(job_id=dead.pk, tenant_id=None) is RetryOutcome.TASK_PAUSED
+
+
+def test_pausing_another_tenants_task_cancels_nothing(tenant_client):
+    task = make_task()
+    jobs = _jobs_of(task)
+    assert tenant_client("tenant-b").post(f"/v1/tasks/{task.pk}/pause").status_code == 404
+    assert _statuses(jobs)["due"] == "pending"
+
+
+def test_the_archiver_moves_cancelled_jobs_to_the_history():
+    task = make_task()
+    jobs = _jobs_of(task)
+    services.task_delete(tenant_id=task.tenant_id, task_id=task.pk)
+    Job.objects.filter(status=JobStatus.CANCELLED).update(finished_at=timezone.now() - dt.timedelta(hours=2))
+    store = InMemoryHistoryStore()
+    Archiver(store=store).archive_once()
+    assert not Job.objects.filter(status=JobStatus.CANCELLED).exists()
+    archived = store.get(task.tenant_id, jobs["dead"].pk)
+    assert archived is not None and archived.status == "cancelled"
+
+
+def test_a_paused_task_says_why_and_resume_clears_it(client):
+    task = make_task()
+    paused = client.post(f"/v1/tasks/{task.pk}/pause").json()
+    assert (paused["status"], paused["paused_reason"]) == ("paused", "paused by the tenant")
+    resumed = client.post(f"/v1/tasks/{task.pk}/resume").json()
+    assert (resumed["status"], resumed["paused_reason"]) == ("active", None)
