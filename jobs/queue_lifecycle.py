@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.db import connection
 
@@ -17,7 +18,7 @@ def cancel_task_jobs(*, tenant_id: str, task_id: uuid.UUID, deleted: bool) -> in
 
     Call it inside the transaction that changed the task's status, after that UPDATE.
     """
-    params = {
+    params: dict[str, Any] = {
         "task_id": task_id.bytes,
         "tenant_id": tenant_id,
         "include_dead": deleted,
