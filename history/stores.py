@@ -1,7 +1,7 @@
 """Which history store this process uses: `settings.HISTORY_BACKEND`.
 
-The setting is a short name ("sql", "cassandra", "memory") or the dotted path
-of a `HistoryStore` subclass, as Django chooses its email and cache backends.
+The setting is a short name or the dotted path of a `HistoryStore` subclass
+(`history.backends`, the one list the settings check reads too).
 One instance per process (the Cassandra one holds a connection pool); tests
 swap it with `override_settings(HISTORY_BACKEND=...)` or `set_history_store`.
 """
@@ -14,21 +14,16 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
+from history.backends import backend_path
 from history.base import HistoryStore
-
-BACKENDS = {
-    "sql": "history.sql_store.SqlHistoryStore",
-    "cassandra": "history.cassandra_store.CassandraHistoryStore",
-    "memory": "history.memory.InMemoryHistoryStore",
-}
 
 _lock = threading.Lock()
 _store: HistoryStore | None = None
 
 
 def load_store(name: str) -> HistoryStore:
-    """A new store for a short name or a dotted path."""
-    store_class = import_string(BACKENDS.get(name, name))
+    """A new store for a short name or a dotted path (ValueError for anything else)."""
+    store_class = import_string(backend_path(name))
     if not (isinstance(store_class, type) and issubclass(store_class, HistoryStore)):
         raise TypeError(f"HISTORY_BACKEND: {name!r} is not a HistoryStore")
     return store_class()

@@ -12,6 +12,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from history.backends import backend_path
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -217,10 +219,10 @@ SECRETS_DIR = os.environ.get("SECRETS_DIR", "")
 
 # --- History store ---
 HISTORY_BACKEND = _setting("HISTORY_BACKEND", env.str, "sql")
-if HISTORY_BACKEND not in {"sql", "cassandra"} and "." not in HISTORY_BACKEND:
-    raise ImproperlyConfigured(
-        f"HISTORY_BACKEND: must be 'sql', 'cassandra' or a HistoryStore class's dotted path, got {HISTORY_BACKEND!r}"
-    )
+try:
+    backend_path(HISTORY_BACKEND)  # the names history.stores accepts, so the two never disagree
+except ValueError as exc:
+    raise ImproperlyConfigured(f"HISTORY_BACKEND: {exc}") from None
 CASSANDRA_HOSTS = _setting("CASSANDRA_HOSTS", env.list, [])
 CASSANDRA_KEYSPACE = _setting("CASSANDRA_KEYSPACE", env.str, "jobsched")
 if HISTORY_BACKEND == "cassandra" and not CASSANDRA_HOSTS:

@@ -1,8 +1,10 @@
-"""Which request headers a task may send (RFC 9110 grammar plus our own refusals).
+"""Which request headers a task may send (RFC 9110 grammar plus our own refusals), and the ones we send.
 
 Pure: the serializer calls `validate_headers` and turns `HeaderError` into a
 400 on "http.headers". Credentials belong in `secret_ref`, framing headers
-belong to the HTTP client, and the delivery headers are ours.
+belong to the HTTP client, and the delivery headers are ours: the executor
+(`workers/executor/http.py`) sets them by the names below, and the API refuses
+every one of them, so a task's header is never silently replaced.
 """
 
 from __future__ import annotations
@@ -20,10 +22,18 @@ _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+", re.ASCII)
 # obs-text (bytes >= 0x80) is refused: clients disagree on how to encode it.
 _VALUE = re.compile(r"(?:[\x21-\x7e](?:[\x20-\x7e\t]*[\x21-\x7e])?)?", re.ASCII)
 
-FORBIDDEN = frozenset(
+# The headers the executor sets on every delivery.
+IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"  # the job id: the receiver's dedup key
+SCHEDULED_AT_HEADER = "X-Scheduled-At"
+ATTEMPT_HEADER = "X-Attempt"
+USER_AGENT_HEADER = "User-Agent"
+# Set from the secret the task's secret_ref names, when it names one.
+SECRET_HEADER = "Authorization"
+DELIVERY_HEADERS = (IDEMPOTENCY_KEY_HEADER, SCHEDULED_AT_HEADER, ATTEMPT_HEADER, USER_AGENT_HEADER, SECRET_HEADER)
+
+FORBIDDEN = frozenset(name.lower() for name in DELIVERY_HEADERS) | frozenset(
     {
-        # credentials: use secret_ref
-        "authorization",
+        # credentials: use secret_ref (Authorization is a delivery header above)
         "cookie",
         "set-cookie",
         # the destination is the URL's host
@@ -37,10 +47,6 @@ FORBIDDEN = frozenset(
         "upgrade",
         "content-length",
         "expect",
-        # ours, set on every delivery
-        "idempotency-key",
-        "x-attempt",
-        "x-scheduled-at",
     }
 )
 FORBIDDEN_PREFIXES = ("proxy-",)  # Proxy-Authorization, Proxy-Connection, ...
@@ -55,6 +61,14 @@ def is_forbidden(name: str) -> bool:
     return lower in FORBIDDEN or lower.startswith(FORBIDDEN_PREFIXES)
 
 
+def is_header_value(value: str) -> bool:
+    """Whether `value` may be sent as a header value: one line, visible ASCII, no edge whitespace.
+
+    Also the rule for the secret the executor sends as `Authorization`.
+    """
+    return _VALUE.fullmatch(value) is not None
+
+
 def validate_headers(headers: object) -> dict[str, str]:
     """Return `headers` unchanged if every rule holds, else raise HeaderError."""
     if not isinstance(headers, dict):
@@ -67,7 +81,7 @@ def validate_headers(headers: object) -> dict[str, str]:
         if not isinstance(name, str) or not 0 < len(name) <= MAX_NAME_LENGTH or not _TOKEN.fullmatch(name):
             raise HeaderError(f"{_show(name)} is not a valid header name (RFC 9110 token, at most {MAX_NAME_LENGTH})")
         if is_forbidden(name):
-            raise HeaderError(f"{name!r} may not be set (credentials go in secret_ref; framing headers are ours)")
+            raise HeaderError(f"{name!r} may not be set (credentials go in secret_ref; framing and delivery are ours)")
         if name.lower() in seen:
             raise HeaderError(f"{name!r} is given twice (header names are case-insensitive)")
         seen.add(name.lower())
@@ -75,7 +89,7 @@ def validate_headers(headers: object) -> dict[str, str]:
             raise HeaderError(f"{name!r}: value must be a string")
         if len(value) > MAX_VALUE_LENGTH:
             raise HeaderError(f"{name!r}: value longer than {MAX_VALUE_LENGTH} characters")
-        if not _VALUE.fullmatch(value):
+        if not is_header_value(value):
             raise HeaderError(
                 f"{name!r}: value must be visible ASCII, spaces or tabs, with no CR, LF, NUL or edge whitespace"
             )

@@ -10,7 +10,6 @@ Errors name the field as "schedule.cron", "http.url", "http.headers".
 from __future__ import annotations
 
 import contextlib
-import re
 import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,6 +21,7 @@ from rest_framework import serializers
 from tasks import egress, schedule, services
 from tasks.headers import HeaderError, validate_headers
 from tasks.models import HttpMethod, MissedRuns, Task
+from tasks.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
 from tasks.services import ScheduleSpec
 from tasks.targets import check_task_url
 
@@ -32,13 +32,11 @@ TIMEOUT_SECONDS = (1, 900)
 MAX_ATTEMPTS = (1, 100)
 BACKOFF_BASE_SECONDS = (1, 86400)
 PRIORITY = (0, 9)
-MAX_SECRET_REF_LENGTH = 255
 # A one-shot may be a minute in the past (client clocks drift) and at most ten years ahead.
 RUN_AT_PAST_TOLERANCE = timedelta(seconds=60)
 RUN_AT_HORIZON = timedelta(days=3653)
 DEFAULT_TIMEZONE = "UTC"
 
-_SECRET_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]*", re.ASCII)
 # Keys a client may echo back from a GET; they are read-only and ignored.
 READ_ONLY_KEYS = frozenset(
     {
@@ -94,10 +92,10 @@ class StrictDateTimeField(serializers.DateTimeField):
                 parsed = parse_datetime(value)
         if parsed is None:
             self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
-        if parsed.tzinfo is None or parsed.utcoffset() is None:
-            self.fail("naive")
         try:
             return schedule.validate_run_at(parsed)
+        except schedule.ScheduleError:  # the schedule owns the rule: a naive time is ambiguous
+            self.fail("naive")
         except OverflowError:  # year 9999 with a negative offset is past datetime.max in UTC
             self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
 
@@ -205,9 +203,12 @@ class TaskInput(StrictSerializer):
         return value
 
     def validate_secret_ref(self, value: str | None) -> str | None:
-        if value is not None and not _SECRET_REF.fullmatch(value):
-            raise serializers.ValidationError("letters, digits and . _ : / @ + - only, starting with a letter or digit")
-        return value
+        if value is None:
+            return None
+        try:
+            return validate_secret_ref(value)
+        except SecretRefError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
 
 def model_fields(validated: dict[str, Any]) -> tuple[dict[str, Any], ScheduleSpec]:

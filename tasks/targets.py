@@ -1,6 +1,6 @@
 """The task API's use of the egress policy: EGRESS_ALLOWLIST parsed once, resolver swappable.
 
-tasks/egress.py is pure (no Django); this module binds it to settings.
+tasks.egress is pure (no Django); this module binds it to settings.
 """
 
 from __future__ import annotations

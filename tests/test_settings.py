@@ -32,6 +32,7 @@ def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     ("name", "value"),
     [
         ("HISTORY_BACKEND", "mongodb"),
+        ("HISTORY_BACKEND", "memory"),  # the test fake: by its dotted path only, never a deployment's short name
         ("JWT_ALGORITHM", "none"),
         ("DEBUG", "maybe"),
         ("DATABASE_URL", "postgres://localhost/jobsched"),

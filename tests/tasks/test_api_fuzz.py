@@ -107,7 +107,7 @@ task_bodies = maybe(
             "max_attempts": numbers,
             "backoff_base_seconds": numbers,
             "priority": numbers,
-            "secret_ref": maybe(st.one_of(st.none(), st.from_regex(r"\A[a-z0-9][a-z0-9:/._-]{0,20}\Z"))),
+            "secret_ref": maybe(st.one_of(st.none(), st.from_regex(r"\A[a-z0-9][a-z0-9._-]{0,20}\Z"))),
             "id": json_any,
             "version": json_any,
         },

@@ -51,7 +51,7 @@ def _problem(response, status):
 
 
 def test_create_answers_201_with_the_task_in_the_documented_shape(client):
-    response = client.post(TASKS, body(priority=2, secret_ref="vault:hooks/report"), format="json")
+    response = client.post(TASKS, body(priority=2, secret_ref="hooks-report"), format="json")
     assert response.status_code == 201
     task = response.json()
     assert set(task) == {
@@ -72,7 +72,7 @@ def test_create_answers_201_with_the_task_in_the_documented_shape(client):
         "active",
         1,
         2,
-        "vault:hooks/report",
+        "hooks-report",
     )
     assert (task["timeout_seconds"], task["max_attempts"], task["backoff_base_seconds"]) == (30, 5, 10)
     assert response["ETag"] == '"1"'

@@ -5,9 +5,17 @@ from __future__ import annotations
 import pytest
 
 from tasks.egress import GENERIC_MESSAGE
+from tasks.headers import DELIVERY_HEADERS, is_forbidden
 from tests.receivers import ConnectionTrap, Receiver, unused_port
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
-from workers.executor.http import ERROR_CONNECTION, ERROR_SECRET, ERROR_TIMEOUT, REDACTED, USER_AGENT
+from workers.executor.http import (
+    ERROR_CONNECTION,
+    ERROR_SECRET,
+    ERROR_TIMEOUT,
+    REDACTED,
+    USER_AGENT,
+    delivery_headers,
+)
 from workers.executor.secrets import InMemorySecrets, MountedSecrets
 
 pytestmark = pytest.mark.usefixtures("each_engine")
@@ -49,6 +57,13 @@ def test_the_delivery_headers_and_the_tasks_own_headers_arrive(receiver):
     assert request.headers["X-Custom"] == "yes"
     assert request.headers["Content-Type"] == "application/json"
     assert "Authorization" not in request.headers
+
+
+def test_every_header_the_executor_sets_is_one_the_api_refuses_a_task():
+    job = claimed("http://127.0.0.1/", headers={"X-Custom": "yes"}, secret_ref="hook-token")
+    ours = {name.lower() for name in delivery_headers(job, InMemorySecrets({"hook-token": "Bearer t"}))} - {"x-custom"}
+    assert ours == {name.lower() for name in DELIVERY_HEADERS}
+    assert all(is_forbidden(name) for name in ours)
 
 
 def test_the_secret_named_by_secret_ref_is_resolved_at_send_time_into_authorization(receiver):

@@ -34,3 +34,9 @@ def test_a_value_that_is_not_one_printable_line_is_refused(tmp_path, value):
     (tmp_path / "tok").write_bytes(value.encode())
     with pytest.raises(SecretUnavailable):
         MountedSecrets(tmp_path, environ={}).get("tok")
+
+
+def test_a_value_is_held_to_the_same_rule_as_a_tasks_header_values(tmp_path):
+    # One rule (tasks.headers.is_header_value): visible ASCII, inner spaces and tabs, one line.
+    (tmp_path / "tok").write_bytes(b"Bearer\ta b")
+    assert MountedSecrets(tmp_path, environ={}).get("tok") == "Bearer\ta b"

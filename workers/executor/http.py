@@ -24,10 +24,17 @@ from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+from tasks.headers import (
+    ATTEMPT_HEADER,
+    IDEMPOTENCY_KEY_HEADER,
+    SCHEDULED_AT_HEADER,
+    SECRET_HEADER,
+    USER_AGENT_HEADER,
+)
 
 from .claims import ClaimedJob
 from .dialer import DialRefused, vetted_connector
-from .secrets import SECRET_HEADER, SecretsProvider, SecretUnavailable
+from .secrets import SecretsProvider, SecretUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -52,12 +59,12 @@ class Delivery:
 
 
 def delivery_headers(job: ClaimedJob, secrets: SecretsProvider | None) -> CIMultiDict[str]:
-    """The task's headers plus ours; ours win on a clash (the API refuses them anyway)."""
+    """The task's headers plus ours (`tasks.headers.DELIVERY_HEADERS`); ours win on a clash, which the API refuses."""
     headers: CIMultiDict[str] = CIMultiDict(job.headers)
-    headers["Idempotency-Key"] = str(job.id)
-    headers["X-Scheduled-At"] = job.scheduled_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    headers["X-Attempt"] = str(job.attempt)
-    headers["User-Agent"] = USER_AGENT
+    headers[IDEMPOTENCY_KEY_HEADER] = str(job.id)
+    headers[SCHEDULED_AT_HEADER] = job.scheduled_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    headers[ATTEMPT_HEADER] = str(job.attempt)
+    headers[USER_AGENT_HEADER] = USER_AGENT
     if job.secret_ref:
         if secrets is None:
             raise SecretUnavailable("no secrets provider")

@@ -14,11 +14,16 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-SECRET_HEADER = "Authorization"
+from tasks.headers import is_header_value
+from tasks.secret_refs import is_secret_ref
+
 ENV_PREFIX = "JOBSCHED_SECRET_"
-# A name, never a path: no separators, no leading dot (no "..", no hidden files).
-_REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}")
 MAX_SECRET_BYTES = 8192
+
+
+def env_name(ref: str) -> str:
+    """The environment variable that holds the secret `ref` names: `JOBSCHED_SECRET_<NAME>`."""
+    return ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", ref).upper()
 
 
 class SecretUnavailable(Exception):
@@ -53,7 +58,8 @@ class MountedSecrets(SecretsProvider):
         self._environ = os.environ if environ is None else environ
 
     def get(self, ref: str) -> str:
-        if not _REF.fullmatch(ref):
+        # The API's grammar: a name, never a path (no separators, no "..", no hidden files).
+        if not is_secret_ref(ref):
             raise SecretUnavailable("malformed secret_ref")
         value: str | None = None
         if self._directory is not None:
@@ -65,11 +71,11 @@ class MountedSecrets(SecretsProvider):
             except (OSError, UnicodeDecodeError) as exc:
                 raise SecretUnavailable(f"unreadable secret: {type(exc).__name__}") from None
         if value is None:
-            value = self._environ.get(ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", ref).upper())
+            value = self._environ.get(env_name(ref))
         if value is None:
             raise SecretUnavailable("secret not found")
         value = value.strip()
-        # A header value must be one visible line: a newline would inject headers.
-        if not value or len(value) > MAX_SECRET_BYTES or not all(" " <= c <= "~" for c in value):
+        # Sent as a header value, by the API's rule for header values: a newline would inject headers.
+        if not value or len(value) > MAX_SECRET_BYTES or not is_header_value(value):
             raise SecretUnavailable("secret is empty or not a single printable line")
         return value

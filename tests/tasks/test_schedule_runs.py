@@ -1,4 +1,4 @@
-"""Tests for the schedule maths: pure, no Django.
+"""Tests for tasks.schedule.runs: the next-run maths, pure, no Django.
 
 DST rules are pinned on real 2026 transition days, and walks across every
 2026-2027 transition of a few zones are compared with a minute-by-minute oracle
@@ -7,8 +7,6 @@ that reads the rules straight from the design (no croniter stepping).
 
 from __future__ import annotations
 
-import pickle
-import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -20,18 +18,17 @@ from croniter import croniter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tasks import schedule
 from tasks.schedule import (
-    MAX_CRON_LENGTH,
     NextRunMemo,
     ScheduleError,
     first_run,
     next_run_after,
     next_run_for,
-    parse_timezone,
     validate_cron,
     validate_run_at,
 )
+from tasks.schedule import runs as schedule_runs
+from tasks.schedule.cron import cron_schedule
 
 MADRID = ZoneInfo("Europe/Madrid")
 NEW_YORK = ZoneInfo("America/New_York")
@@ -57,7 +54,7 @@ def runs(expr: str, tz: ZoneInfo, after: datetime, count: int) -> list[datetime]
 @cache
 def _fields(expr: str) -> tuple[list[set[int] | None], bool]:
     """Return (values per field, None for '*') and whether the entry is fixed-time."""
-    five = schedule._schedule(expr).cron.expressions
+    five = cron_schedule(expr).cron.expressions
     expanded, nth = croniter.expand(" ".join(five))
     assert not nth, "the oracle does not model '#' or 'L'"
     values = [None if field == ["*"] else {int(v) for v in field} for field in expanded]
@@ -108,185 +105,7 @@ def oracle_next(expr: str, tz: ZoneInfo, after: datetime) -> datetime:
     return next(oracle_runs(expr, tz, after, after + timedelta(days=3)))
 
 
-# --- parse_timezone -------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", ["Europe/Madrid", "America/New_York", "UTC", "Australia/Lord_Howe", "Etc/GMT+5"])
-def test_iana_zone_names_are_accepted(name: str) -> None:
-    assert parse_timezone(name) == ZoneInfo(name)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        "localtime",
-        "posixrules",
-        "Factory",
-        "/etc/localtime",
-        "/usr/share/zoneinfo/UTC",
-        "../../../etc/passwd",
-        "Europe/../UTC",
-        "Europe//Madrid",
-        "./UTC",
-        "posix/Europe/Madrid",
-        "right/UTC",
-        " Europe/Madrid",
-        "Europe/Madrid\x00",
-        "Mars/Olympus_Mons",
-        "+01:00",
-        "",
-        "A" * 65,
-    ],
-)
-def test_names_that_are_not_allowlisted_zones_are_refused(name: str) -> None:
-    with pytest.raises(ScheduleError) as caught:
-        parse_timezone(name)
-    assert caught.value.field == "timezone"
-
-
-@pytest.mark.parametrize("value", [None, 1, b"UTC", ["UTC"]])
-def test_a_zone_that_is_not_a_string_is_refused(value: object) -> None:
-    with pytest.raises(ScheduleError) as caught:
-        parse_timezone(value)  # type: ignore[arg-type]  # the wrong type is the point
-    assert caught.value.field == "timezone"
-
-
-def test_a_wrongly_cased_zone_is_refused_with_the_right_spelling() -> None:
-    with pytest.raises(ScheduleError, match="did you mean 'Europe/Madrid'"):
-        parse_timezone("europe/madrid")
-
-
-# --- validate_cron --------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("expr", "normalised"),
-    [
-        ("0 9 * * *", "0 9 * * *"),
-        ("  */5\t9-17  * *   mon-fri ", "*/5 9-17 * * MON-FRI"),
-        ("0 0 1 jan,jul *", "0 0 1 JAN,JUL *"),
-        ("1,2-4,*/5,7/3 * * * 7", "1,2-4,*/5,7/3 * * * 7"),
-        ("0 0 l * *", "0 0 L * *"),
-        ("0 0 * * 5#3", "0 0 * * 5#3"),
-        ("0 0 * * l5", "0 0 * * L5"),
-        ("0 0 29 2 *", "0 0 29 2 *"),
-        ("0 0 31 1-12 *", "0 0 31 1-12 *"),
-        ("@DAILY", "@daily"),
-        ("@yearly", "@yearly"),
-        ("@annually", "@annually"),
-        ("@monthly", "@monthly"),
-        ("@weekly", "@weekly"),
-        ("@midnight", "@midnight"),
-        ("@hourly", "@hourly"),
-    ],
-)
-def test_valid_expressions_are_returned_normalised(expr: str, normalised: str) -> None:
-    assert validate_cron(expr) == normalised
-
-
-def test_an_equal_range_means_that_one_value_not_the_whole_field() -> None:
-    # croniter alone reads '5-5' as every minute.
-    assert validate_cron("5-5 * * * *") == "5 * * * *"
-    assert next_run_after("5-5 * * * *", ZoneInfo("UTC"), utc(2026, 5, 1, 12, 0)) == utc(2026, 5, 1, 12, 5)
-
-
-def test_day_of_week_seven_means_sunday() -> None:
-    # 2026-05-01 is a Friday.
-    assert next_run_after("0 0 * * 7", ZoneInfo("UTC"), utc(2026, 5, 1)) == utc(2026, 5, 3)
-    assert next_run_after("0 0 * * 7-7", ZoneInfo("UTC"), utc(2026, 5, 1)) == utc(2026, 5, 3)
-
-
-@pytest.mark.parametrize(
-    ("expr", "why"),
-    [
-        ("", "empty"),
-        ("  \t ", "empty"),
-        ("* * * *", "has 4 fields"),
-        ("0 0 9 * * *", "seconds and year"),
-        ("0 0 9 * * * 2026", "seconds and year"),
-        ("@reboot", "@reboot is not a schedule"),
-        ("@every_minute", "unknown macro"),
-        ("60 * * * *", "out of range"),
-        ("* 24 * * *", "out of range"),
-        ("* * 0 * *", "out of range"),
-        ("* * 32 * *", "out of range"),
-        ("* * * 0 *", "out of range"),
-        ("* * * 13 *", "out of range"),
-        ("* * * * 8", "out of range"),
-        ("-1 * * * *", "not valid"),
-        ("H * * * *", "not valid"),
-        ("H/15 * * * *", "not valid"),
-        ("H(0-29) * * * *", "not valid"),
-        ("R * * * *", "not valid"),
-        ("* * ? * *", "not valid"),
-        ("* * * * ?", "not valid"),
-        ("* * 15W * *", "not valid"),
-        ("* * LW * *", "not valid"),
-        ("* * * * 5L", "write 'L5'"),
-        ("* * * * 1#6", "1 to 5"),
-        ("* * * * 1#0", "1 to 5"),
-        ("* * * FOO *", "'FOO' is not a month value"),
-        ("* * * * MON-FOO", "'FOO' is not a day-of-week value"),
-        ("* * * MON *", "'MON' is not a month value"),
-        ("*/0 * * * *", "step outside"),
-        ("*/61 * * * *", "step outside"),
-        ("0 */25 * * *", "step outside"),
-        ("10-5 * * * *", "runs backwards"),
-        ("0 0 * * SAT-SUN", "runs backwards"),
-        ("\uff11 * * * *", "not valid"),  # full-width digit one
-        ("0 9 * * *\n0 10 * * *", "has 9 fields"),
-        ("0 9 * * 1#2,3", "not supported"),
-        ("0 0 1 * L5", "cannot be combined"),
-        ("0 0 15 * 5#3", "cannot be combined"),
-        ("100 * * * *", "not valid"),
-        ("1,,2 * * * *", "not valid"),
-    ],
-)
-def test_invalid_expressions_are_refused_with_a_reason(expr: str, why: str) -> None:
-    with pytest.raises(ScheduleError, match=why) as caught:
-        validate_cron(expr)
-    assert caught.value.field == "cron"
-
-
-@pytest.mark.parametrize(
-    ("expr", "why"),
-    [
-        ("0 0 30 2 *", "day 30 does not occur in February"),
-        ("0 0 31 4 *", "day 31 does not occur in April"),
-        ("0 0 31 2,4,6,9,11 *", "day 31 does not occur in February, April, June, September, November"),
-        ("0 0 30-31 feb *", "day 30 does not occur in February"),
-        ("0 0 31 4 MON", "day 31 does not occur in April"),  # a weekday does not rescue a typo
-    ],
-)
-def test_expressions_that_never_fire_are_refused_quickly(expr: str, why: str) -> None:
-    began = time.perf_counter()
-    with pytest.raises(ScheduleError, match=why) as caught:
-        validate_cron(expr)
-    assert caught.value.field == "cron"
-    assert time.perf_counter() - began < 0.05
-
-
-@pytest.mark.parametrize("expr", ["0 0 29 2 *", "0 0 * 2 1#5", "0 0 L 2 *", "0 0 * 2 L1"])
-def test_rare_expressions_that_do_fire_are_accepted(expr: str) -> None:
-    assert validate_cron(expr) == expr
-
-
-def test_a_schedule_error_names_its_field_and_survives_pickling() -> None:
-    error = pickle.loads(pickle.dumps(ScheduleError("cron", "cron expression is empty")))
-    assert (error.field, str(error)) == ("cron", "cron expression is empty")
-
-
-def test_an_overlong_expression_is_refused() -> None:
-    with pytest.raises(ScheduleError, match="longer than") as caught:
-        validate_cron("0 9 * * " + ",".join(["1"] * MAX_CRON_LENGTH))
-    assert caught.value.field == "cron"
-
-
-@pytest.mark.parametrize("value", [None, 5, b"0 9 * * *", ["0", "9", "*", "*", "*"]])
-def test_an_expression_that_is_not_a_string_is_refused(value: object) -> None:
-    with pytest.raises(ScheduleError) as caught:
-        validate_cron(value)  # type: ignore[arg-type]  # the wrong type is the point
-    assert caught.value.field == "cron"
+# --- next_run_after refuses what the syntax refuses ------------------------------
 
 
 def test_an_invalid_expression_is_refused_when_computing_a_run() -> None:
@@ -567,13 +386,13 @@ def test_iterating_next_runs_walks_every_run_exactly_once(expr: str, zone_and_st
 
 def test_the_memo_computes_each_distinct_key_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = Counter[tuple[str, datetime]]()
-    real = schedule.next_run_after
+    real = schedule_runs.next_run_after
 
     def counting(expr: str, tz: ZoneInfo, after: datetime) -> datetime:
         calls[(expr, after)] += 1
         return real(expr, tz, after)
 
-    monkeypatch.setattr(schedule, "next_run_after", counting)
+    monkeypatch.setattr(schedule_runs, "next_run_after", counting)
     memo = NextRunMemo()
     prev = utc(2026, 6, 1, 7, 0)
     for _ in range(1000):
@@ -588,7 +407,7 @@ def test_the_memo_remembers_an_error_and_raises_it_for_every_row(monkeypatch: py
     memo = NextRunMemo()
     with pytest.raises(ScheduleError):
         memo.next_run("0 9 * * *", "localtime", utc(2026, 6, 1))
-    monkeypatch.setattr(schedule, "next_run_after", None)  # would fail if called again
+    monkeypatch.setattr(schedule_runs, "next_run_after", None)  # would fail if called again
     with pytest.raises(ScheduleError) as caught:
         memo.next_run("0 9 * * *", "localtime", utc(2026, 6, 1))
     assert caught.value.field == "timezone"
