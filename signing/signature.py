@@ -18,12 +18,10 @@ import hmac
 import secrets
 from collections.abc import Sequence
 
+from tasks.headers import SIGNATURE_HEADER, SIGNATURE_ID_HEADER, SIGNATURE_TIMESTAMP_HEADER
+
 SECRET_PREFIX = "whsec_"
 KEY_BYTES = 32
-ID_HEADER = "webhook-id"
-TIMESTAMP_HEADER = "webhook-timestamp"
-SIGNATURE_HEADER = "webhook-signature"
-SIGNED_HEADERS = (ID_HEADER, TIMESTAMP_HEADER, SIGNATURE_HEADER)
 
 
 def new_secret() -> str:
@@ -57,7 +55,7 @@ def signature(*, keys: Sequence[bytes], msg_id: str, timestamp: int, body: bytes
 def signature_headers(*, keys: Sequence[bytes], msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
     """The three headers of a signed call."""
     return {
-        ID_HEADER: msg_id,
-        TIMESTAMP_HEADER: str(timestamp),
+        SIGNATURE_ID_HEADER: msg_id,
+        SIGNATURE_TIMESTAMP_HEADER: str(timestamp),
         SIGNATURE_HEADER: signature(keys=keys, msg_id=msg_id, timestamp=timestamp, body=body),
     }

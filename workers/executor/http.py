@@ -16,6 +16,7 @@ import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import aiohttp
 import httpx
@@ -23,28 +24,25 @@ from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
+from tasks.delivery import USER_AGENT as USER_AGENT  # re-exported: the tests compare with it
+from tasks.delivery import our_headers
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
-from tasks.headers import (
-    ATTEMPT_HEADER,
-    IDEMPOTENCY_KEY_HEADER,
-    SCHEDULED_AT_HEADER,
-    SECRET_HEADER,
-    USER_AGENT_HEADER,
-)
+from tasks.headers import SECRET_HEADER
 
 from .claims import ClaimedJob
 from .dialer import DialRefused, vetted_connector
 from .secrets import SecretsProvider, SecretUnavailable
+from .signing import SigningKeys, SigningUnavailable
 
 logger = logging.getLogger(__name__)
 
-USER_AGENT = "jobsched-executor/1.0"
 RESPONSE_BODY_LIMIT = 4096  # bytes kept for the history
 
 ERROR_TIMEOUT = "timeout"
 ERROR_CONNECTION = "connection failed"
 ERROR_REQUEST = "request failed"
 ERROR_SECRET = "secret unavailable"
+ERROR_SIGNING = "signing keys unavailable"
 REDACTED = "[redacted]"
 ENGINES = ("httpx", "aiohttp")
 
@@ -58,18 +56,34 @@ class Delivery:
     response_body: str | None = None
 
 
-def delivery_headers(job: ClaimedJob, secrets: SecretsProvider | None) -> CIMultiDict[str]:
+def delivery_headers(
+    job: ClaimedJob,
+    secrets: SecretsProvider | None,
+    signing: SigningKeys | None = None,
+    *,
+    sent_at: datetime | None = None,
+) -> CIMultiDict[str]:
     """The task's headers plus ours (`tasks.headers.DELIVERY_HEADERS`); ours win on a clash, which the API refuses."""
-    headers: CIMultiDict[str] = CIMultiDict(job.headers)
-    headers[IDEMPOTENCY_KEY_HEADER] = str(job.id)
-    headers[SCHEDULED_AT_HEADER] = job.scheduled_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    headers[ATTEMPT_HEADER] = str(job.attempt)
-    headers[USER_AGENT_HEADER] = USER_AGENT
+    secret = None
     if job.secret_ref:
         if secrets is None:
             raise SecretUnavailable("no secrets provider")
         # Resolved now, at send time: tokens never sit in MySQL.
-        headers[SECRET_HEADER] = secrets.get(job.secret_ref)
+        secret = secrets.get(job.secret_ref)
+    headers: CIMultiDict[str] = CIMultiDict(job.headers)
+    headers.update(
+        our_headers(
+            job_id=str(job.id),
+            scheduled_at=job.scheduled_at,
+            attempt=job.attempt,
+            sent_at=sent_at or datetime.now(UTC),
+            timeout_seconds=job.timeout_seconds,
+            secret=secret,
+            # Loaded with the claimed batch (SigningKeys.refresh): no query here.
+            signing_keys=signing.keys_for(job.tenant_id) if signing is not None else (),
+            body=job.body.encode(),
+        )
+    )
     return headers
 
 
@@ -133,6 +147,7 @@ class DeliveryClient:
         *,
         policy: EgressPolicy,
         secrets: SecretsProvider | None = None,
+        signing: SigningKeys | None = None,
         max_connections: int = 100,
         keepalive_seconds: float = 30.0,
         body_limit: int = RESPONSE_BODY_LIMIT,
@@ -144,6 +159,7 @@ class DeliveryClient:
         self.engine = engine
         self._policy = policy
         self._secrets = secrets
+        self.signing = signing
         self._body_limit = body_limit
         self._session: aiohttp.ClientSession | None = None
 
@@ -165,10 +181,18 @@ class DeliveryClient:
             timeout=None,  # the task's timeout is applied to the whole call below
         )
 
+    def prepare(self, jobs: list[ClaimedJob]) -> None:
+        """Resolve what sending `jobs` needs from the database (signing keys), on the calling (claim) thread."""
+        if self.signing is not None and jobs:
+            self.signing.refresh(job.tenant_id for job in jobs)
+
     async def send(self, job: ClaimedJob) -> Delivery:
         """Make the job's call once; never raises for anything the endpoint or network does."""
         try:
-            headers = delivery_headers(job, self._secrets)
+            headers = delivery_headers(job, self._secrets, self.signing)
+        except SigningUnavailable:
+            logger.warning("signing keys unavailable", extra={"event": "signing_unavailable", "job_id": str(job.id)})
+            return Delivery(error=ERROR_SIGNING)
         except SecretUnavailable as exc:
             # The reason names the ref, never the value: secrets are never logged.
             logger.warning(

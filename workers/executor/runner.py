@@ -256,7 +256,7 @@ class Executor:
                     self._claim_pool,
                     functools.partial(
                         _in_db_thread,
-                        claim_due_jobs,
+                        self._claim,
                         worker_id=config.worker_id,
                         limit=free,
                         lookahead_seconds=config.poll_seconds,
@@ -272,6 +272,12 @@ class Executor:
             self.metrics.claimed += len(jobs)
             if len(jobs) < free:
                 await self._sleep(config.poll_seconds)  # nothing more is due within the lookahead
+
+    def _claim(self, **claim: Any) -> list[ClaimedJob]:
+        """Claim (committed), then load what sending needs for the batch (signing keys) on the same thread."""
+        jobs = claim_due_jobs(**claim)
+        self.client.prepare(jobs)
+        return jobs
 
     def _park(self, jobs: list[ClaimedJob], *, claimed_before: float, claimed_after: float) -> None:
         """Put each job on a timer for its second; jobs of one claim due at the same instant share one."""

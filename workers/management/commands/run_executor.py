@@ -11,6 +11,7 @@ from tasks.targets import egress_policy
 from workers.executor.http import ENGINES, DeliveryClient
 from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
 from workers.executor.secrets import MountedSecrets
+from workers.executor.signing import SigningKeys
 
 
 class Command(BaseCommand):
@@ -45,6 +46,7 @@ class Command(BaseCommand):
             client = DeliveryClient(
                 policy=policy,
                 secrets=MountedSecrets(settings.SECRETS_DIR),
+                signing=SigningKeys(),
                 max_connections=options["max_connections"] or config.concurrency,
                 engine=options["http_engine"],
             )
