@@ -88,3 +88,24 @@ class DeadJob(Job):
         proxy = True
         verbose_name = "dead job"
         verbose_name_plural = "dead jobs"
+
+
+class RunRequest(models.Model):
+    """An Idempotency-Key of `POST /v1/tasks/{id}/run` and the job it made: the same key answers the same job.
+
+    Apart from `jobs` so the queue's hot table carries no extra unique index; kept after the
+    job is archived (the replay then reads the job from the history).
+    """
+
+    task_id = BinaryUUIDField()
+    tenant_id = models.CharField(max_length=64, db_collation="utf8mb4_bin")
+    idempotency_key = models.CharField(max_length=255, db_collation="utf8mb4_bin")
+    job_id = BinaryUUIDField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "run_requests"
+        constraints = [models.UniqueConstraint(fields=["task_id", "idempotency_key"], name="run_requests_key_uniq")]
+
+    def __str__(self) -> str:
+        return f"run of {self.task_id} under {self.idempotency_key!r}"

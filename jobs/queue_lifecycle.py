@@ -27,3 +27,11 @@ def cancel_task_jobs(*, tenant_id: str, task_id: uuid.UUID, deleted: bool) -> in
     with connection.cursor() as cursor:
         cursor.execute(QUERIES["cancel_task_jobs"], params)
         return cursor.rowcount
+
+
+def insert_run_now_job(*, tenant_id: str, task_id: uuid.UUID, job_id: uuid.UUID) -> bool:
+    """One job of the active task due now (the caller holds the task row locked); False if it is not active."""
+    params: dict[str, Any] = {"job_id": job_id.bytes, "task_id": task_id.bytes, "tenant_id": tenant_id}
+    with connection.cursor() as cursor:
+        cursor.execute(QUERIES["insert_run_now_job"], params)
+        return cursor.rowcount == 1

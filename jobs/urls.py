@@ -8,5 +8,7 @@ urlpatterns = [
     path("jobs/<str:job_id>", views.JobDetailView.as_view(), name="job"),
     path("jobs/<str:job_id>/retry", views.JobRetryView.as_view(), name="job-retry"),
     path("tasks/<str:task_id>/history", views.TaskHistoryView.as_view(), name="task-history"),
+    path("tasks/<str:task_id>/run", views.TaskRunView.as_view(), name="task-run"),
+    path("tasks/<str:task_id>/dry-run", views.TaskDryRunView.as_view(), name="task-dry-run"),
     path("dlq", views.DeadLetterQueueView.as_view(), name="dlq"),
 ]

@@ -19,3 +19,20 @@ SET error = IF(status = 'pending', %(reason)s, error),
 WHERE task_id = %(task_id)s
   AND tenant_id = %(tenant_id)s
   AND (status = 'pending' OR (%(include_dead)s AND status = 'dead'));
+
+-- name: insert_run_now_job
+-- Run now: one extra job of the task, due now, with the task's request snapshot, like the
+-- scheduler's insert. scheduled_at is NOW(6), the request's instant to the microsecond, so it
+-- does not collide with a cron run (whole seconds) under UNIQUE (task_id, scheduled_at); the
+-- caller holds the task row locked (FOR UPDATE), so two runs now of one task never share it
+-- either, and a pause or delete waits for this insert and then cancels the job.
+INSERT INTO jobs (id, task_id, tenant_id, scheduled_at, next_attempt_at, status, priority, attempt,
+                  max_attempts, timeout_seconds, backoff_base_seconds,
+                  request_method, request_url, request_headers, request_body, secret_ref, updated_at)
+SELECT %(job_id)s, t.id, t.tenant_id, NOW(6), NOW(6), 'pending', t.priority, 0,
+       t.max_attempts, t.timeout_seconds, t.backoff_base_seconds,
+       t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, NOW(6)
+FROM tasks AS t
+WHERE t.id = %(task_id)s
+  AND t.tenant_id = %(tenant_id)s
+  AND t.status = 'active';
