@@ -54,6 +54,7 @@ class Delivery:
     http_status: int | None = None
     error: str | None = None
     response_body: str | None = None
+    retry_after: str | None = None  # the response's Retry-After header, as sent
 
 
 def delivery_headers(
@@ -227,7 +228,9 @@ class DeliveryClient:
     async def _send_httpx(self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None) -> Delivery:
         async with self._client.stream(job.method, job.url, headers=list(headers.items()), content=content) as response:
             body = await _read_bounded(response, self._body_limit)
-            return Delivery(http_status=response.status_code, response_body=body)
+            return Delivery(
+                http_status=response.status_code, response_body=body, retry_after=response.headers.get("Retry-After")
+            )
 
     async def _send_aiohttp(self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None) -> Delivery:
         session = self._session or self._open_session()
@@ -246,7 +249,7 @@ class DeliveryClient:
                 chunks.append(chunk)
                 size += len(chunk)
             body = b"".join(chunks).decode("utf-8", errors="replace")
-            return Delivery(http_status=resp.status, response_body=body)
+            return Delivery(http_status=resp.status, response_body=body, retry_after=resp.headers.get("Retry-After"))
 
     async def aclose(self) -> None:
         await self._client.aclose()  # closes the session through the transport

@@ -34,11 +34,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from django.db import connection
 from django.db.utils import InterfaceError, OperationalError
 
+from .backoff import retry_after_seconds
 from .claims import ClaimedJob, claim_due_jobs
 from .http import DeliveryClient
 from .results import JobResult, Outcome, WriteReport, decide, record_results
@@ -317,6 +319,7 @@ class Executor:
                 http_status=delivery.http_status,
                 error=delivery.error,
                 response_body=delivery.response_body,
+                retry_after_seconds=retry_after_seconds(delivery.retry_after, now=datetime.now(UTC)),
             )
             self._results.append(result)
             self._results_ready.set()
