@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
+from tasks.schedule import missed
 
 
 class TaskStatus(models.TextChoices):
@@ -14,11 +15,11 @@ class TaskStatus(models.TextChoices):
 
 
 class MissedRuns(models.TextChoices):
-    """What the scheduler does with runs it reaches late (after an outage): see tasks/missed_runs.py."""
+    """What the scheduler does with runs it reaches late (after an outage): tasks/schedule/missed.py."""
 
-    ALL = "all"  # replay every missed run, oldest first (at most SCHEDULER_MISSED_RUNS_MAX of them)
-    LATEST = "latest"  # only the most recent missed run
-    SKIP = "skip"  # none: continue at the next run in the future
+    ALL = missed.ALL  # replay every missed run, oldest first (at most SCHEDULER_MISSED_RUNS_MAX of them)
+    LATEST = missed.LATEST  # only the most recent missed run
+    SKIP = missed.SKIP  # none: continue at the next run in the future
 
 
 class HttpMethod(models.TextChoices):
@@ -52,13 +53,18 @@ class Task(models.Model):
     priority = models.PositiveSmallIntegerField(default=5)  # 0 = first ... 9 = last
 
     status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.ACTIVE)
-    paused_reason = models.CharField(max_length=255, blank=True, default="")  # why, while paused
-    missed_runs = models.CharField(max_length=8, choices=MissedRuns.choices, default=MissedRuns.ALL)
+    # db_default too: the queue's and the benches' raw INSERTs name only the columns they set.
+    paused_reason = models.CharField(max_length=255, blank=True, default="", db_default="")  # why, while paused
+    missed_runs = models.CharField(
+        max_length=8, choices=MissedRuns.choices, default=MissedRuns.ALL, db_default=MissedRuns.ALL
+    )
     # Pause after this many dead jobs in a row; NULL: the AUTO_PAUSE_AFTER_DEAD_JOBS setting, 0: never.
     auto_pause_after = models.PositiveIntegerField(null=True, blank=True)
 
     # How the task is doing, written by the executor's result batches (never by tenant edits).
-    consecutive_failures = models.PositiveIntegerField(default=0)  # dead jobs in a row; a success resets it
+    consecutive_failures = models.PositiveIntegerField(
+        default=0, db_default=0
+    )  # dead jobs in a row; a success resets it
     last_run_job_id = BinaryUUIDField(null=True, blank=True)
     last_run_scheduled_at = models.DateTimeField(null=True, blank=True)
     last_run_status = models.CharField(max_length=16, null=True, blank=True)  # succeeded | retrying | dead

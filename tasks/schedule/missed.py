@@ -10,7 +10,7 @@ For a missed run:
 - ``latest``: one job, for the most recent missed run; the others are skipped;
 - ``skip``: no job; the task continues at its first run in the future.
 
-Bounded work: one call walks at most `scan_max` runs forward (runs are only ever
+Bounded work: one call walks at most `scan_max` (default the larger of 1000 and 2 × replay_max) runs forward (runs are only ever
 computed forward, with the scheduler's own DST rules). A task further behind
 moves as far as the walk reached, creates nothing yet, and is planned again at
 the next tick (the scheduler ticks again at once while a task is still due).
@@ -43,7 +43,7 @@ def plan_due_run(
     next_run: Callable[[datetime], datetime | None],
     missed_after: timedelta,
     replay_max: int,
-    scan_max: int = DEFAULT_SCAN_MAX,
+    scan_max: int | None = None,
 ) -> Plan:
     """The plan for a task due at `prev` (its next_run_at), seen by a tick at `now`.
 
@@ -51,6 +51,7 @@ def plan_due_run(
     """
     if policy not in POLICIES:
         raise ValueError(f"unknown missed-runs policy {policy!r}")
+    scan_max = max(DEFAULT_SCAN_MAX, 2 * replay_max) if scan_max is None else scan_max
     if replay_max < 1 or scan_max <= replay_max:
         raise ValueError("need 1 <= replay_max < scan_max")
     if prev >= now - missed_after:
