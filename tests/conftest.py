@@ -1,5 +1,8 @@
 """Fixtures shared by every app's tests."""
 
+import gc
+import logging
+import threading
 import time
 
 import jwt
@@ -10,6 +13,54 @@ from rest_framework.test import APIClient
 
 from history.memory import InMemoryHistoryStore
 from history.stores import set_history_store
+from tests.tenants import OTHER_TENANT, OWNER, TenantClient
+
+# What asyncio logs (through its exception handler) when a task or resource was left behind:
+# a loop closed or collected with work still pending. Each is a test or shutdown that did not clean up.
+ASYNCIO_LEAK_MESSAGES = ("Task was destroyed but it is pending", "Task exception was never retrieved", "Unclosed")
+
+
+class _AsyncioLeaks(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith(ASYNCIO_LEAK_MESSAGES):
+            self.messages.append(message.splitlines()[0] + " " + " ".join(message.splitlines()[1:2]))
+
+
+_asyncio_leaks = _AsyncioLeaks()
+logging.getLogger("asyncio").addHandler(_asyncio_leaks)
+
+
+def _take_asyncio_leaks() -> list[str]:
+    leaks, _asyncio_leaks.messages[:] = list(_asyncio_leaks.messages), []
+    return leaks
+
+
+@pytest.fixture(autouse=True)
+def _no_asyncio_leaks():
+    """Fail a test during which asyncio reported a leaked task (left by it, or by one just before it)."""
+    _take_asyncio_leaks()
+    yield
+    leaks = _take_asyncio_leaks()
+    if leaks:
+        pytest.fail("asyncio reported leaks:\n" + "\n".join(leaks), pytrace=False)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Leaks collected after the last test (a loop still alive at the end) fail the run too."""
+    gc.collect()
+    leaks = _take_asyncio_leaks()
+    # A test server whose loop outlives the session has its pending tasks destroyed at exit.
+    leaks += [
+        f"{t.name} still running" for t in threading.enumerate() if t.name.startswith(("Receiver-", "ConnectionTrap-"))
+    ]
+    if leaks:
+        session.config.get_terminal_writer().line("asyncio reported leaks after the tests:\n" + "\n".join(leaks))
+        session.exitstatus = 1
 
 
 @pytest.fixture(autouse=True)
@@ -48,14 +99,30 @@ def make_token():
 
 @pytest.fixture
 def tenant_client(make_token):
-    """`tenant_client("tenant-a")` → a DRF APIClient carrying a valid token for that tenant."""
+    """`tenant_client("tenant-a")` → a TenantClient (a DRF APIClient) carrying a valid token for that tenant."""
 
-    def _client(tenant="tenant-a"):
-        client = APIClient()
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {make_token(tenant)}")
-        return client
+    def _client(tenant=OWNER):
+        return TenantClient(tenant, make_token(tenant))
 
     return _client
+
+
+@pytest.fixture
+def owner(tenant_client) -> TenantClient:
+    """The tenant whose tasks and jobs a test makes and reads (tests/tenants.py)."""
+    return tenant_client(OWNER)
+
+
+@pytest.fixture
+def other_tenant(tenant_client) -> TenantClient:
+    """Another tenant, with a valid token and rows of its own: the owner's are a 404 to it."""
+    return tenant_client(OTHER_TENANT)
+
+
+@pytest.fixture
+def stranger() -> APIClient:
+    """A caller with no token at all: every tenant endpoint is a 401 to it."""
+    return APIClient()
 
 
 FAKE_DNS = {

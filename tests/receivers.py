@@ -8,6 +8,12 @@ answers attempt n), `/echo-headers` (the request's headers as the body),
 `/landed`, anything else 200 "ok".
 `ConnectionTrap` is a bare TCP listener that only counts accepted connections:
 the proof that nothing dialled an address the egress check refused.
+
+Stopping a server cancels every handler still running (a `/hang-on-attempt` or
+`/slow` call the test no longer waits for) and waits for them, so no task is
+left pending in a loop that outlives the test: that was the "Task was destroyed
+but it is pending!" the suite printed at exit. `stop()` fails loudly if the
+server thread does not end.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class _ThreadServer:
     """Run an asyncio server in a daemon thread; subclasses implement `_start` / `_stop`."""
 
     host = "127.0.0.1"
+    stop_timeout = 10.0
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host = host
@@ -70,8 +77,12 @@ class _ThreadServer:
                 return
             served.ready.set()
             served.loop.run_forever()
-            served.loop.run_until_complete(self._stop())
-            served.loop.close()
+            try:
+                served.loop.run_until_complete(self._stop())
+            finally:
+                _cancel_remaining_tasks(served.loop)
+                served.loop.run_until_complete(served.loop.shutdown_asyncgens())
+                served.loop.close()
 
         served.thread = threading.Thread(target=main, name=f"{type(self).__name__}-{self.port}", daemon=True)
         served.thread.start()
@@ -83,13 +94,24 @@ class _ThreadServer:
         served = self._served
         if served.thread is not None and served.thread.is_alive():
             served.loop.call_soon_threadsafe(served.loop.stop)
-            served.thread.join(10)
+            served.thread.join(self.stop_timeout)
+            if served.thread.is_alive():
+                raise AssertionError(f"{served.thread.name} did not stop within {self.stop_timeout} s")
 
     async def _start(self) -> None:
         raise NotImplementedError
 
     async def _stop(self) -> None:
         raise NotImplementedError
+
+
+def _cancel_remaining_tasks(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what is still pending in `loop` and let it unwind, as `asyncio.run` does at its end."""
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
 
 
 class Receiver(_ThreadServer):
@@ -144,7 +166,8 @@ class Receiver(_ThreadServer):
     async def _start(self) -> None:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # In-flight handlers get 1 s at shutdown (aiohttp's default waits 60 s for a hanging one), then are cancelled.
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()

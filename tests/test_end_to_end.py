@@ -47,12 +47,14 @@ def test_a_task_flows_from_the_api_through_every_loop_to_history_and_the_dlq(ten
 
         env = child_env(EGRESS_ALLOWLIST=allow, ARCHIVE_SUCCEEDED_AFTER_SECONDS="1")
         loops = {
-            "scheduler": start_manage("run_scheduler", "--idle", "0.2", env=env, log_path=tmp_path / "scheduler.log"),
+            "scheduler": start_manage(
+                "run_scheduler", "--idle-seconds", "0.2", env=env, log_path=tmp_path / "scheduler.log"
+            ),
             "executor": start_manage(
-                "run_executor", "--poll", "1", "--grace", "5", env=env, log_path=tmp_path / "executor.log"
+                "run_executor", "--idle-seconds", "1", "--grace", "5", env=env, log_path=tmp_path / "executor.log"
             ),
             "reconciler": start_manage(
-                "run_reconciler", "--interval", "1", env=env, log_path=tmp_path / "reconciler.log"
+                "run_reconciler", "--idle-seconds", "1", env=env, log_path=tmp_path / "reconciler.log"
             ),
             "archiver": start_manage(
                 "run_archiver", "--idle-seconds", "0.5", env=env, log_path=tmp_path / "archiver.log"

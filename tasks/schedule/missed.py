@@ -10,10 +10,11 @@ For a missed run:
 - ``latest``: one job, for the most recent missed run; the others are skipped;
 - ``skip``: no job; the task continues at its first run in the future.
 
-Bounded work: one call walks at most `scan_max` (default the larger of 1000 and 2 × replay_max) runs forward (runs are only ever
-computed forward, with the scheduler's own DST rules). A task further behind
-moves as far as the walk reached, creates nothing yet, and is planned again at
-the next tick (the scheduler ticks again at once while a task is still due).
+Bounded work: one call walks at most `scan_max` runs forward (by default the
+larger of 1000 and twice replay_max; runs are only ever computed forward, with
+the scheduler's own DST rules). A task further behind moves as far as the walk
+reached, creates nothing yet, and is planned again at the next tick (the
+scheduler ticks again at once while a task is still due).
 """
 
 from __future__ import annotations

@@ -25,28 +25,28 @@ def ids(response):
     return [j["id"] for j in response.json()["results"]]
 
 
-def test_the_dlq_lists_only_the_tenants_dead_jobs_newest_first(client):
-    mine, theirs = make_task(), make_task(tenant_id="tenant-b")
+def test_the_dlq_lists_only_the_tenants_dead_jobs_newest_first(owner, other_tenant):
+    mine, theirs = make_task(), other_tenant.make_task()
     dead = [job(mine, JobStatus.DEAD, m, attempt=5, finished_at=timezone.now()) for m in range(3)]
     job(mine, JobStatus.SUCCEEDED, 10, attempt=1)
     job(mine, JobStatus.PENDING, 11)
     job(mine, JobStatus.RUNNING, 12, attempt=1)
     job(theirs, JobStatus.DEAD, 13, attempt=5)
 
-    response = client.get("/v1/dlq")
+    response = owner.get("/v1/dlq")
 
     assert ids(response) == [str(j.id) for j in reversed(dead)]
     assert response.json()["next_cursor"] is None
     assert {j["status"] for j in response.json()["results"]} == {"dead"}
 
 
-def test_the_dlq_pages_with_a_cursor_without_gaps_or_duplicates(client):
+def test_the_dlq_pages_with_a_cursor_without_gaps_or_duplicates(owner):
     task = make_task()
     dead = [job(task, JobStatus.DEAD, m, attempt=5) for m in range(7)]
 
     seen, cursor = [], None
     while True:
-        response = client.get("/v1/dlq?limit=3" + (f"&cursor={cursor}" if cursor else ""))
+        response = owner.get("/v1/dlq?limit=3" + (f"&cursor={cursor}" if cursor else ""))
         page = ids(response)
         assert len(page) <= 3
         seen += page
@@ -57,26 +57,26 @@ def test_the_dlq_pages_with_a_cursor_without_gaps_or_duplicates(client):
     assert seen == [str(j.id) for j in reversed(dead)]
 
 
-def test_the_dlq_filters_by_task(client):
+def test_the_dlq_filters_by_task(owner):
     first, second = make_task(), make_task()
     wanted = job(first, JobStatus.DEAD, 1, attempt=5)
     job(second, JobStatus.DEAD, 2, attempt=5)
 
-    assert ids(client.get(f"/v1/dlq?task={first.id}")) == [str(wanted.id)]
+    assert ids(owner.get(f"/v1/dlq?task={first.id}")) == [str(wanted.id)]
 
 
-def test_filtering_by_another_tenants_task_shows_nothing(client):
-    theirs = make_task(tenant_id="tenant-b")
+def test_filtering_by_another_tenants_task_shows_nothing(owner, other_tenant):
+    theirs = other_tenant.make_task()
     job(theirs, JobStatus.DEAD, 1, attempt=5)
 
-    assert ids(client.get(f"/v1/dlq?task={theirs.id}")) == []
+    assert ids(owner.get(f"/v1/dlq?task={theirs.id}")) == []
 
 
-def test_a_retried_job_leaves_the_dlq(client):
+def test_a_retried_job_leaves_the_dlq(owner):
     dead = job(make_task(), JobStatus.DEAD, 1, attempt=5)
 
-    assert client.post(f"/v1/jobs/{dead.id}/retry").status_code == 202
-    assert ids(client.get("/v1/dlq")) == []
+    assert owner.post(f"/v1/jobs/{dead.id}/retry").status_code == 202
+    assert ids(owner.get("/v1/dlq")) == []
 
 
 @pytest.mark.parametrize(
@@ -91,13 +91,13 @@ def test_a_retried_job_leaves_the_dlq(client):
         ("limit=²", "limit"),
     ],
 )
-def test_bad_parameters_are_a_400_naming_the_field(client, query, field):
-    response = client.get(f"/v1/dlq?{query}")
+def test_bad_parameters_are_a_400_naming_the_field(owner, query, field):
+    response = owner.get(f"/v1/dlq?{query}")
 
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
     assert field in response.json()["errors"]
 
 
-def test_an_unknown_task_filter_is_an_empty_page(client):
-    assert ids(client.get(f"/v1/dlq?task={new_id()}")) == []
+def test_an_unknown_task_filter_is_an_empty_page(owner):
+    assert ids(owner.get(f"/v1/dlq?task={new_id()}")) == []

@@ -31,12 +31,12 @@ def archived(job) -> HistoryRecord:
     return HistoryRecord(job_id=job.id, **{name: getattr(job, name) for name in names})
 
 
-def walk(client, task_id, limit):
+def walk(owner, task_id, limit):
     """Every page's results, following next_cursor until it is null."""
     pages, cursor = [], None
     for _ in range(1000):
         url = f"/v1/tasks/{task_id}/history?limit={limit}" + (f"&cursor={cursor}" if cursor else "")
-        response = client.get(url)
+        response = owner.get(url)
         assert response.status_code == 200, response.content
         body = response.json()
         assert len(body["results"]) <= limit
@@ -60,7 +60,7 @@ placements = st.lists(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(placements=placements, limit=st.integers(min_value=1, max_value=12), micros=st.integers(0, 999_999))
-def test_history_pages_cover_both_stores_in_order_without_gaps_or_duplicates(client, store, placements, limit, micros):
+def test_history_pages_cover_both_stores_in_order_without_gaps_or_duplicates(owner, store, placements, limit, micros):
     task = make_task()  # a fresh task per example: earlier examples' rows are invisible
     expected = []  # (scheduled_at, id, archived)
     mysql_times = set()
@@ -73,48 +73,48 @@ def test_history_pages_cover_both_stores_in_order_without_gaps_or_duplicates(cli
                 store.write_many([archived(job)])
             expected.append((at, job.id, False))
         else:
-            record = make_record(tenant_id="tenant-a", task_id=task.id, scheduled_at=at)
+            record = make_record(tenant_id=owner.tenant_id, task_id=task.id, scheduled_at=at)
             store.write_many([record])
             expected.append((at, record.job_id, True))
     expected.sort(reverse=True)
 
-    pages = walk(client, task.id, limit)
+    pages = walk(owner, task.id, limit)
 
     seen = [(dt.datetime.fromisoformat(j["scheduled_at"]), j["id"], j["archived"]) for page in pages for j in page]
     assert [(at, str(job_id), flag) for at, job_id, flag in expected] == seen
     assert all(len(page) == limit for page in pages[:-1])  # only the last page may be short
 
 
-def test_a_page_of_exactly_the_remaining_jobs_has_no_next_cursor(client, store):
+def test_a_page_of_exactly_the_remaining_jobs_has_no_next_cursor(owner, store):
     task = make_task()
     for minutes in (1, 2):
         make_job(task, scheduled_at=BASE - dt.timedelta(minutes=minutes))
 
-    body = client.get(f"/v1/tasks/{task.id}/history?limit=2").json()
+    body = owner.get(f"/v1/tasks/{task.id}/history?limit=2").json()
 
     assert len(body["results"]) == 2 and body["next_cursor"] is None
 
 
-def test_the_default_page_is_fifty(client, store):
+def test_the_default_page_is_fifty(owner, store):
     task = make_task()
     store.write_many(
         [
-            make_record(tenant_id="tenant-a", task_id=task.id, scheduled_at=BASE - dt.timedelta(minutes=m))
+            make_record(tenant_id=owner.tenant_id, task_id=task.id, scheduled_at=BASE - dt.timedelta(minutes=m))
             for m in range(60)
         ]
     )
 
-    body = client.get(f"/v1/tasks/{task.id}/history").json()
+    body = owner.get(f"/v1/tasks/{task.id}/history").json()
 
     assert len(body["results"]) == 50 and body["next_cursor"]
 
 
-def test_a_history_store_that_raises_fails_the_request_instead_of_a_partial_page(client, store):
+def test_a_history_store_that_raises_fails_the_request_instead_of_a_partial_page(owner, store):
     task = make_task()
     make_job(task)
     store.fail_with = HistoryUnavailable("cluster down")
 
-    response = client.get(f"/v1/tasks/{task.id}/history")
+    response = owner.get(f"/v1/tasks/{task.id}/history")
 
     assert response.status_code == 503
     assert response["Content-Type"] == PROBLEM
@@ -122,27 +122,27 @@ def test_a_history_store_that_raises_fails_the_request_instead_of_a_partial_page
     assert "results" not in response.json()
 
 
-def test_another_tenants_task_history_is_not_found(client, store):
-    task = make_task(tenant_id="tenant-b")
+def test_another_tenants_task_history_is_not_found(owner, other_tenant, store):
+    task = other_tenant.make_task()
     make_job(task)
 
-    assert client.get(f"/v1/tasks/{task.id}/history").status_code == 404
+    assert owner.get(f"/v1/tasks/{task.id}/history").status_code == 404
 
 
 @pytest.mark.parametrize("task_id", [None, "not-a-uuid"])
-def test_an_unknown_or_malformed_task_is_not_found(client, store, task_id):
-    assert client.get(f"/v1/tasks/{task_id or new_id()}/history").status_code == 404
+def test_an_unknown_or_malformed_task_is_not_found(owner, store, task_id):
+    assert owner.get(f"/v1/tasks/{task_id or new_id()}/history").status_code == 404
 
 
-def test_a_deleted_tasks_history_is_not_found(client, store):
+def test_a_deleted_tasks_history_is_not_found(owner, store):
     task = make_task(status="deleted")
 
-    assert client.get(f"/v1/tasks/{task.id}/history").status_code == 404
+    assert owner.get(f"/v1/tasks/{task.id}/history").status_code == 404
 
 
 @pytest.mark.parametrize("limit", ["0", "201", "-1", "ten", "1.5", "²", "١٢", "0" * 5000, ""])
-def test_a_bad_limit_is_a_400_naming_the_field(client, store, limit):
-    response = client.get(f"/v1/tasks/{make_task().id}/history?limit={limit}")
+def test_a_bad_limit_is_a_400_naming_the_field(owner, store, limit):
+    response = owner.get(f"/v1/tasks/{make_task().id}/history?limit={limit}")
 
     assert response.status_code == 400
     assert response["Content-Type"] == PROBLEM
@@ -150,8 +150,8 @@ def test_a_bad_limit_is_a_400_naming_the_field(client, store, limit):
 
 
 @pytest.mark.parametrize("cursor", ["garbage!", "bm90LWEtY3Vyc29y", "x" * 200, str(new_id())])
-def test_a_bad_cursor_is_a_400_naming_the_field(client, store, cursor):
-    response = client.get(f"/v1/tasks/{make_task().id}/history?cursor={cursor}")
+def test_a_bad_cursor_is_a_400_naming_the_field(owner, store, cursor):
+    response = owner.get(f"/v1/tasks/{make_task().id}/history?cursor={cursor}")
 
     assert response.status_code == 400
     assert "cursor" in response.json()["errors"]
@@ -175,17 +175,17 @@ def test_the_merge_keeps_mysqls_copy_of_a_job_in_both_lists():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_history_merges_mysql_and_the_sql_history_table(client):
+def test_history_merges_mysql_and_the_sql_history_table(owner):
     """The default adapter, read on its own connection in parallel with the MySQL read."""
     set_history_store(SqlHistoryStore())
     try:
         task = make_task()
         live = make_job(task, scheduled_at=BASE - dt.timedelta(minutes=1))
         both = make_job(task, scheduled_at=BASE - dt.timedelta(minutes=2), status=JobStatus.SUCCEEDED, finished_at=BASE)
-        gone = make_record(tenant_id="tenant-a", task_id=task.id, scheduled_at=BASE - dt.timedelta(minutes=3))
+        gone = make_record(tenant_id=owner.tenant_id, task_id=task.id, scheduled_at=BASE - dt.timedelta(minutes=3))
         SqlHistoryStore().write_many([archived(both), gone])
 
-        pages = walk(client, task.id, 2)
+        pages = walk(owner, task.id, 2)
 
         assert [[(j["id"], j["archived"]) for j in page] for page in pages] == [
             [(str(live.id), False), (str(both.id), False)],

@@ -13,6 +13,11 @@ from workers.executor.claims import claim_due_jobs
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def client(owner):
+    return owner
+
+
 def test_run_now_makes_one_pending_job_due_now_like_any_other(client, store):
     task = make_task(http_url="https://example.com/now", http_body='{"a": 1}', priority=2, max_attempts=7)
     response = client.post(f"/v1/tasks/{task.pk}/run")

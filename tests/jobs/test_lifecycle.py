@@ -18,6 +18,12 @@ from workers.executor.results import JobResult, Outcome, record_results
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def client(owner):
+    return owner
+
+
 MINUTE = dt.timedelta(minutes=1)
 
 

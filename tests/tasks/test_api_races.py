@@ -17,12 +17,13 @@ from django.db.models import F
 
 from tasks.models import Task
 from tasks.preconditions import request_sha256
+from tests.tenants import OWNER
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fake_dns")]
 
 TASKS = "/v1/tasks"
 BODY = {"name": "race", "schedule": {"cron": "* * * * *"}, "http": {"url": "https://example.com/hook"}}
-CLIENTS = 6
+CLIENTS = 6  # each racing thread signs in as the owner with its own client (a client is not thread-safe)
 
 
 def _in_thread(fn):
@@ -64,7 +65,7 @@ def test_parallel_creates_with_one_idempotency_key_all_get_the_winners_task(tena
 
     @_in_thread
     def create(_):
-        client = tenant_client("tenant-a")
+        client = tenant_client(OWNER)
         barrier.wait()
         return client.post(TASKS, BODY, format="json", HTTP_IDEMPOTENCY_KEY="same-key")
 
@@ -84,7 +85,7 @@ def test_a_create_that_loses_the_key_race_on_1062_gets_the_winners_task_or_422(t
     def winner():
         with transaction.atomic():
             task = Task.objects.create(
-                tenant_id="tenant-a",
+                tenant_id=OWNER,
                 name="race",
                 http_url="https://example.com/hook",
                 cron_expression="* * * * *",
@@ -99,7 +100,7 @@ def test_a_create_that_loses_the_key_race_on_1062_gets_the_winners_task_or_422(t
     @_in_thread
     def loser():
         inserted.wait(10)
-        return tenant_client("tenant-a").post(TASKS, BODY, format="json", HTTP_IDEMPOTENCY_KEY="same-key")
+        return tenant_client(OWNER).post(TASKS, BODY, format="json", HTTP_IDEMPOTENCY_KEY="same-key")
 
     with ThreadPoolExecutor(2) as pool:
         winner_id = pool.submit(winner)
@@ -116,19 +117,19 @@ def test_a_create_that_loses_the_key_race_on_1062_gets_the_winners_task_or_422(t
     assert Task.objects.count() == 1
 
 
-def _create(tenant_client) -> str:
-    response = tenant_client("tenant-a").post(TASKS, BODY, format="json")
+def _create(owner) -> str:
+    response = owner.post(TASKS, BODY, format="json")
     assert response.status_code == 201
     return response.json()["id"]
 
 
-def test_parallel_patches_with_one_version_give_one_200_and_the_rest_412(tenant_client):
-    task_id = _create(tenant_client)
+def test_parallel_patches_with_one_version_give_one_200_and_the_rest_412(owner, tenant_client):
+    task_id = _create(owner)
     barrier = threading.Barrier(CLIENTS)
 
     @_in_thread
     def patch(i):
-        client = tenant_client("tenant-a")
+        client = tenant_client(OWNER)
         barrier.wait()
         return client.patch(f"{TASKS}/{task_id}", {"name": f"by {i}"}, format="json", HTTP_IF_MATCH='"1"')
 
@@ -140,9 +141,9 @@ def test_parallel_patches_with_one_version_give_one_200_and_the_rest_412(tenant_
     assert (task.version, task.name) == (2, winner["name"])
 
 
-def test_a_patch_that_read_the_version_before_a_concurrent_commit_is_412_not_an_overwrite(tenant_client):
+def test_a_patch_that_read_the_version_before_a_concurrent_commit_is_412_not_an_overwrite(owner):
     """The PATCH's read sees version 1, its UPDATE waits on our row lock, then matches 0 rows."""
-    task_id = _create(tenant_client)
+    task_id = _create(owner)
     locked, release = threading.Event(), threading.Event()
 
     @_in_thread
@@ -155,9 +156,7 @@ def test_a_patch_that_read_the_version_before_a_concurrent_commit_is_412_not_an_
     @_in_thread
     def patch():
         locked.wait(10)
-        return tenant_client("tenant-a").patch(
-            f"{TASKS}/{task_id}", {"name": "late"}, format="json", HTTP_IF_MATCH='"1"'
-        )
+        return owner.patch(f"{TASKS}/{task_id}", {"name": "late"}, format="json", HTTP_IF_MATCH='"1"')
 
     with ThreadPoolExecutor(2) as pool:
         writer = pool.submit(other_writer)

@@ -7,6 +7,7 @@ from django.test import override_settings
 
 from tasks import targets
 from tasks.models import Task
+from tests.tenants import OTHER_TENANT
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 
@@ -27,14 +28,9 @@ def http(**overrides):
     return {"url": "https://example.com/hook", **overrides}
 
 
-@pytest.fixture
-def client(tenant_client):
-    return tenant_client("tenant-a")
-
-
-def _refused(client, data, field):
+def _refused(owner, data, field):
     # Sent as ASCII JSON, so lone surrogates travel as the escapes a hostile client would send.
-    response = client.post(TASKS, json.dumps(data), content_type="application/json")
+    response = owner.post(TASKS, json.dumps(data), content_type="application/json")
     assert response.status_code == 400, response.content
     assert response["Content-Type"] == "application/problem+json"
     problem = response.json()
@@ -87,29 +83,29 @@ def _refused(client, data, field):
         "https://exa mple.com/",
     ],
 )
-def test_a_url_the_egress_policy_refuses_is_400_on_http_url(client, url):
-    _refused(client, body(http=http(url=url)), "http.url")
+def test_a_url_the_egress_policy_refuses_is_400_on_http_url(owner, url):
+    _refused(owner, body(http=http(url=url)), "http.url")
 
 
-def test_refusals_by_address_say_only_destination_not_allowed(client):
-    problem = _refused(client, body(http=http(url="http://internal.example.net/")), "http.url")
+def test_refusals_by_address_say_only_destination_not_allowed(owner):
+    problem = _refused(owner, body(http=http(url="http://internal.example.net/")), "http.url")
     assert problem["errors"]["http.url"] == ["destination not allowed"]
     assert "10.1.2.3" not in str(problem)
 
 
-def test_a_name_that_does_not_resolve_is_accepted(client):
-    response = client.post(TASKS, body(http=http(url="https://not-in-dns.example.com/x")), format="json")
+def test_a_name_that_does_not_resolve_is_accepted(owner):
+    response = owner.post(TASKS, body(http=http(url="https://not-in-dns.example.com/x")), format="json")
     assert response.status_code == 201
 
 
-def test_the_egress_allowlist_admits_exactly_its_destinations(client):
+def test_the_egress_allowlist_admits_exactly_its_destinations(owner):
     targets._policy.cache_clear()
     try:
         with override_settings(EGRESS_ALLOWLIST="127.0.0.1:18080"):
             assert (
-                client.post(TASKS, body(http=http(url="http://127.0.0.1:18080/sink")), format="json").status_code == 201
+                owner.post(TASKS, body(http=http(url="http://127.0.0.1:18080/sink")), format="json").status_code == 201
             )
-            other_port = client.post(TASKS, body(http=http(url="http://127.0.0.1:18081/")), format="json")
+            other_port = owner.post(TASKS, body(http=http(url="http://127.0.0.1:18081/")), format="json")
             assert other_port.status_code == 400
             assert list(other_port.json()["errors"]) == ["http.url"]
         assert Task.objects.count() == 1
@@ -167,13 +163,13 @@ def test_an_egress_allowlist_that_does_not_parse_stops_with_the_settings_name():
         "X-A: x",
     ],
 )
-def test_a_refused_header_set_is_400_on_http_headers(client, headers):
-    _refused(client, body(http=http(headers=headers)), "http.headers")
+def test_a_refused_header_set_is_400_on_http_headers(owner, headers):
+    _refused(owner, body(http=http(headers=headers)), "http.headers")
 
 
-def test_headers_within_the_rules_are_kept_as_given(client):
+def test_headers_within_the_rules_are_kept_as_given(owner):
     headers = {"X-Trace": "a\tb c", "Accept": "application/json", "X-Empty": "", "X-Weird!#$%&'*+-.^_`|~": "v"}
-    response = client.post(TASKS, body(http=http(headers=headers)), format="json")
+    response = owner.post(TASKS, body(http=http(headers=headers)), format="json")
     assert response.status_code == 201, response.content
     assert response.json()["http"]["headers"] == headers
 
@@ -201,8 +197,8 @@ def test_headers_within_the_rules_are_kept_as_given(client):
         None,
     ],
 )
-def test_a_cron_expression_that_never_fires_or_is_malformed_is_400_on_schedule_cron(client, cron):
-    _refused(client, body(schedule={"cron": cron, "timezone": "UTC"}), "schedule.cron")
+def test_a_cron_expression_that_never_fires_or_is_malformed_is_400_on_schedule_cron(owner, cron):
+    _refused(owner, body(schedule={"cron": cron, "timezone": "UTC"}), "schedule.cron")
 
 
 @pytest.mark.parametrize(
@@ -210,8 +206,8 @@ def test_a_cron_expression_that_never_fires_or_is_malformed_is_400_on_schedule_c
     ["", "Mars/Olympus", "localtime", "posixrules", "Factory", "posix/Europe/Madrid", "right/UTC", "europe/madrid",
      "../../etc/passwd", "Europe/Madrid\x00", "x" * 65, 5],
 )  # fmt: skip
-def test_an_unknown_or_host_dependent_zone_is_400_on_schedule_timezone(client, zone):
-    _refused(client, body(schedule={"cron": "0 9 * * *", "timezone": zone}), "schedule.timezone")
+def test_an_unknown_or_host_dependent_zone_is_400_on_schedule_timezone(owner, zone):
+    _refused(owner, body(schedule={"cron": "0 9 * * *", "timezone": zone}), "schedule.timezone")
 
 
 @pytest.mark.parametrize(
@@ -228,8 +224,8 @@ def test_an_unknown_or_host_dependent_zone_is_400_on_schedule_timezone(client, z
         ({"cron": "* * * * *", "every": "5m"}, "schedule.every"),
     ],
 )
-def test_a_bad_one_shot_or_schedule_shape_is_400_naming_the_field(client, schedule_input, field):
-    _refused(client, body(schedule=schedule_input), field)
+def test_a_bad_one_shot_or_schedule_shape_is_400_naming_the_field(owner, schedule_input, field):
+    _refused(owner, body(schedule=schedule_input), field)
 
 
 @pytest.mark.parametrize(
@@ -260,12 +256,12 @@ def test_a_bad_one_shot_or_schedule_shape_is_400_naming_the_field(client, schedu
         ("secret_ref", "hooks/report"),
         ("secret_ref", "me@vault"),
         ("secret_ref", "a+b"),
-        ("tenant_id", "tenant-b"),
+        ("tenant_id", OTHER_TENANT),
         ("nmae", "typo"),
     ],
 )
-def test_every_number_and_string_is_bounded(client, field, value):
-    _refused(client, body(**{field: value}), field)
+def test_every_number_and_string_is_bounded(owner, field, value):
+    _refused(owner, body(**{field: value}), field)
 
 
 @pytest.mark.parametrize(
@@ -282,38 +278,38 @@ def test_every_number_and_string_is_bounded(client, field, value):
         ({"method": "GET"}, "http.url"),
     ],
 )
-def test_bad_http_fields_are_400_naming_the_field(client, http_input, field):
-    _refused(client, body(http=http_input), field)
+def test_bad_http_fields_are_400_naming_the_field(owner, http_input, field):
+    _refused(owner, body(http=http_input), field)
 
 
-def test_a_body_of_exactly_64_kib_is_accepted(client):
-    response = client.post(TASKS, body(http=http(body="x" * 64 * 1024)), format="json")
+def test_a_body_of_exactly_64_kib_is_accepted(owner):
+    response = owner.post(TASKS, body(http=http(body="x" * 64 * 1024)), format="json")
     assert response.status_code == 201
 
 
 @pytest.mark.parametrize("method", ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
-def test_every_method_of_the_fixed_set_is_accepted(client, method):
-    assert client.post(TASKS, body(http=http(method=method)), format="json").status_code == 201
+def test_every_method_of_the_fixed_set_is_accepted(owner, method):
+    assert owner.post(TASKS, body(http=http(method=method)), format="json").status_code == 201
 
 
-def test_a_request_body_over_the_upload_limit_is_refused_with_problem_json(client):
-    response = client.post(TASKS, '{"name": "' + "x" * (3 * 1024 * 1024) + '"}', content_type="application/json")
+def test_a_request_body_over_the_upload_limit_is_refused_with_problem_json(owner):
+    response = owner.post(TASKS, '{"name": "' + "x" * (3 * 1024 * 1024) + '"}', content_type="application/json")
     assert response.status_code == 413
     assert response["Content-Type"] == "application/problem+json"
     assert not Task.objects.exists()
 
 
-def test_a_patch_is_validated_by_the_same_rules(client):
-    created = client.post(TASKS, body(), format="json").json()
+def test_a_patch_is_validated_by_the_same_rules(owner):
+    created = owner.post(TASKS, body(), format="json").json()
     for patch, field in [
         ({"schedule": {"cron": "0 0 30 2 *"}}, "schedule.cron"),
         ({"schedule": {"cron": "0 9 * * *", "timezone": "Nowhere/City"}}, "schedule.timezone"),
         ({"http": {"headers": {"Cookie": "a"}}}, "http.headers"),
         ({"http": {"url": "http://192.168.0.1/"}}, "http.url"),
         ({"priority": 12}, "priority"),
-        ({"tenant_id": "tenant-b"}, "tenant_id"),
+        ({"tenant_id": OTHER_TENANT}, "tenant_id"),
     ]:
-        response = client.patch(f"{TASKS}/{created['id']}", patch, format="json", HTTP_IF_MATCH='"1"')
+        response = owner.patch(f"{TASKS}/{created['id']}", patch, format="json", HTTP_IF_MATCH='"1"')
         assert response.status_code == 400, (patch, response.content)
         assert field in response.json()["errors"], (patch, response.json())
     assert Task.objects.get().version == 1
@@ -334,8 +330,8 @@ def test_a_set_egress_allowlist_is_logged_loudly_once(caplog):
 
 
 @pytest.mark.parametrize("raw", ["[" * 100_000 + "]" * 100_000, '{"name": ' + "[" * 50_000 + "]" * 50_000 + "}"])
-def test_json_nested_too_deeply_is_400_not_500(client, raw):
-    response = client.generic("POST", TASKS, raw, content_type="application/json", HTTP_IDEMPOTENCY_KEY="k")
+def test_json_nested_too_deeply_is_400_not_500(owner, raw):
+    response = owner.generic("POST", TASKS, raw, content_type="application/json", HTTP_IDEMPOTENCY_KEY="k")
     assert response.status_code == 400
     assert response["Content-Type"] == "application/problem+json"
 
@@ -349,9 +345,9 @@ def test_json_nested_too_deeply_is_400_not_500(client, raw):
         ({"\ud800": 1}, "body"),
     ],
 )
-def test_a_lone_surrogate_anywhere_is_400_naming_where_it_is(client, body, field):
+def test_a_lone_surrogate_anywhere_is_400_naming_where_it_is(owner, body, field):
     # Found by the fuzz run: DRF echoed the value in an error it then could not encode (a 500).
-    response = client.post(TASKS, json.dumps(body), content_type="application/json")
+    response = owner.post(TASKS, json.dumps(body), content_type="application/json")
     assert response.status_code == 400, response.content
     assert response["Content-Type"] == "application/problem+json"
     assert field in response.json()["errors"]

@@ -27,13 +27,8 @@ def body(**overrides):
 
 
 @pytest.fixture
-def client(tenant_client):
-    return tenant_client("tenant-a")
-
-
-@pytest.fixture
-def created(client):
-    response = client.post(TASKS, body(), format="json")
+def created(owner):
+    response = owner.post(TASKS, body(), format="json")
     assert response.status_code == 201, response.content
     return response.json()
 
@@ -50,8 +45,8 @@ def _problem(response, status):
 # --- create -----------------------------------------------------------------------
 
 
-def test_create_answers_201_with_the_task_in_the_documented_shape(client):
-    response = client.post(TASKS, body(priority=2, secret_ref="hooks-report"), format="json")
+def test_create_answers_201_with_the_task_in_the_documented_shape(owner):
+    response = owner.post(TASKS, body(priority=2, secret_ref="hooks-report"), format="json")
     assert response.status_code == 201
     task = response.json()
     assert set(task) == {
@@ -82,8 +77,8 @@ def test_create_answers_201_with_the_task_in_the_documented_shape(client):
     assert next_run.astimezone(ZoneInfo("Europe/Madrid")).hour == 9
 
 
-def test_create_defaults_the_zone_to_utc_and_the_method_to_post(client):
-    response = client.post(
+def test_create_defaults_the_zone_to_utc_and_the_method_to_post(owner):
+    response = owner.post(
         TASKS, body(schedule={"cron": "@hourly"}, http={"url": "https://example.com/"}), format="json"
     )
     assert response.status_code == 201
@@ -92,182 +87,181 @@ def test_create_defaults_the_zone_to_utc_and_the_method_to_post(client):
     assert datetime.fromisoformat(response.json()["next_run_at"]).minute == 0
 
 
-def test_a_one_shot_task_runs_at_its_run_at(client):
+def test_a_one_shot_task_runs_at_its_run_at(owner):
     run_at = (datetime.now(UTC) + timedelta(days=1)).replace(microsecond=0)
-    response = client.post(TASKS, body(schedule={"run_at": run_at.isoformat()}), format="json")
+    response = owner.post(TASKS, body(schedule={"run_at": run_at.isoformat()}), format="json")
     assert response.status_code == 201
     assert response.json()["schedule"] == {"run_at": run_at.isoformat().replace("+00:00", "Z")}
     assert datetime.fromisoformat(response.json()["next_run_at"]) == run_at
 
 
-def test_create_with_a_body_that_is_not_json_is_400_or_415(client):
-    assert _problem(client.post(TASKS, "{not json", content_type="application/json"), 400)
-    assert _problem(client.post(TASKS, "name=x", content_type="application/x-www-form-urlencoded"), 415)
+def test_create_with_a_body_that_is_not_json_is_400_or_415(owner):
+    assert _problem(owner.post(TASKS, "{not json", content_type="application/json"), 400)
+    assert _problem(owner.post(TASKS, "name=x", content_type="application/x-www-form-urlencoded"), 415)
 
 
-def test_create_with_a_json_array_is_400(client):
-    _problem(client.post(TASKS, [1, 2], format="json"), 400)
+def test_create_with_a_json_array_is_400(owner):
+    _problem(owner.post(TASKS, [1, 2], format="json"), 400)
 
 
 # --- idempotency ------------------------------------------------------------------
 
 
-def test_same_idempotency_key_and_body_returns_the_original_task(client):
-    first = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
-    again = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+def test_same_idempotency_key_and_body_returns_the_original_task(owner):
+    first = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    again = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json() == first.json()
     assert again["ETag"] == first["ETag"]
     assert Task.objects.count() == 1
 
 
-def test_the_canonical_body_ignores_key_order_and_whitespace(client):
-    first = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+def test_the_canonical_body_ignores_key_order_and_whitespace(owner):
+    first = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     reordered = dict(reversed(list(body().items())))
-    again = client.post(TASKS, reordered, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    again = owner.post(TASKS, reordered, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     assert again.status_code == 200
     assert again.json()["id"] == first.json()["id"]
 
 
-def test_same_idempotency_key_with_another_body_is_422(client):
-    client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
-    problem = _problem(client.post(TASKS, body(name="other"), format="json", HTTP_IDEMPOTENCY_KEY="k-1"), 422)
+def test_same_idempotency_key_with_another_body_is_422(owner):
+    owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    problem = _problem(owner.post(TASKS, body(name="other"), format="json", HTTP_IDEMPOTENCY_KEY="k-1"), 422)
     assert "Idempotency-Key" in problem["errors"]
     assert Task.objects.count() == 1
 
 
-def test_a_replay_answers_the_original_task_even_if_its_url_is_now_refused(client, monkeypatch):
-    first = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+def test_a_replay_answers_the_original_task_even_if_its_url_is_now_refused(owner, monkeypatch):
+    first = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     monkeypatch.setattr(targets, "resolver", lambda host, port: ["10.0.0.1"])  # DNS changed since
-    assert client.post(TASKS, body(name="x"), format="json").status_code == 400
-    again = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    assert owner.post(TASKS, body(name="x"), format="json").status_code == 400
+    again = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     assert (again.status_code, again.json()["id"]) == (200, first.json()["id"])
 
 
-def test_a_request_that_fails_validation_does_not_bind_the_key(client):
-    bad = client.post(TASKS, body(priority=42), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+def test_a_request_that_fails_validation_does_not_bind_the_key(owner):
+    bad = owner.post(TASKS, body(priority=42), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     assert _problem(bad, 400)["errors"] == {"priority": ["Ensure this value is less than or equal to 9."]}
-    good = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    good = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     assert good.status_code == 201
 
 
-def test_idempotency_keys_are_per_tenant(tenant_client):
-    a = tenant_client("tenant-a").post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
-    b = tenant_client("tenant-b").post(TASKS, body(name="b"), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+def test_idempotency_keys_are_per_tenant(owner, other_tenant):
+    a = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
+    b = other_tenant.post(TASKS, body(name="b"), format="json", HTTP_IDEMPOTENCY_KEY="k-1")
     assert (a.status_code, b.status_code) == (201, 201)
     assert a.json()["id"] != b.json()["id"]
 
 
-def test_idempotency_keys_differing_in_case_are_different_keys(client):
-    first = client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="Key-A")
-    second = client.post(TASKS, body(name="other"), format="json", HTTP_IDEMPOTENCY_KEY="key-a")
+def test_idempotency_keys_differing_in_case_are_different_keys(owner):
+    first = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="Key-A")
+    second = owner.post(TASKS, body(name="other"), format="json", HTTP_IDEMPOTENCY_KEY="key-a")
     assert (first.status_code, second.status_code) == (201, 201)
 
 
 @pytest.mark.parametrize("key", ["", "x" * 256, "a\tb", "caf\u00e9", " leading", "trailing ", "a\x7fb"])
-def test_a_bad_idempotency_key_is_400(client, key):
-    problem = _problem(client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY=key), 400)
+def test_a_bad_idempotency_key_is_400(owner, key):
+    problem = _problem(owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY=key), 400)
     assert "Idempotency-Key" in problem["errors"]
     assert not Task.objects.exists()
 
 
-def test_a_255_character_idempotency_key_is_accepted(client):
-    assert client.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k" * 255).status_code == 201
+def test_a_255_character_idempotency_key_is_accepted(owner):
+    assert owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="k" * 255).status_code == 201
 
 
 # --- list -------------------------------------------------------------------------
 
 
-def test_list_pages_newest_first_with_a_cursor(client):
-    ids = [client.post(TASKS, body(name=f"t{i}"), format="json").json()["id"] for i in range(5)]
-    first = client.get(TASKS, {"limit": 2}).json()
+def test_list_pages_newest_first_with_a_cursor(owner):
+    ids = [owner.post(TASKS, body(name=f"t{i}"), format="json").json()["id"] for i in range(5)]
+    first = owner.get(TASKS, {"limit": 2}).json()
     assert [t["id"] for t in first["results"]] == ids[::-1][:2]
-    second = client.get(TASKS, {"limit": 2, "cursor": first["next_cursor"]}).json()
+    second = owner.get(TASKS, {"limit": 2, "cursor": first["next_cursor"]}).json()
     assert [t["id"] for t in second["results"]] == ids[::-1][2:4]
-    third = client.get(TASKS, {"limit": 2, "cursor": second["next_cursor"]}).json()
+    third = owner.get(TASKS, {"limit": 2, "cursor": second["next_cursor"]}).json()
     assert [t["id"] for t in third["results"]] == ids[:1]
     assert third["next_cursor"] is None
 
 
-def test_list_shows_only_the_tenants_live_tasks(client, tenant_client, created):
-    tenant_client("tenant-b").post(TASKS, body(name="b"), format="json")
-    doomed = client.post(TASKS, body(name="doomed"), format="json").json()
-    assert client.delete(f"{TASKS}/{doomed['id']}").status_code == 204
-    assert [t["id"] for t in client.get(TASKS).json()["results"]] == [created["id"]]
+def test_list_shows_only_the_tenants_live_tasks(owner, other_tenant, created):
+    other_tenant.post(TASKS, body(name="b"), format="json")
+    doomed = owner.post(TASKS, body(name="doomed"), format="json").json()
+    assert owner.delete(f"{TASKS}/{doomed['id']}").status_code == 204
+    assert [t["id"] for t in owner.get(TASKS).json()["results"]] == [created["id"]]
 
 
 @pytest.mark.parametrize("query", [{"limit": 0}, {"limit": 201}, {"limit": "x"}, {"limit": -1}, {"cursor": "nope"}])
-def test_list_with_a_bad_limit_or_cursor_is_400(client, query):
-    _problem(client.get(TASKS, query), 400)
+def test_list_with_a_bad_limit_or_cursor_is_400(owner, query):
+    _problem(owner.get(TASKS, query), 400)
 
 
-def test_list_limit_defaults_to_50_and_caps_at_200(client):
-    make_tasks(51, tenant_id="tenant-a")
-    default = client.get(TASKS).json()
+def test_list_limit_defaults_to_50_and_caps_at_200(owner):
+    make_tasks(51, tenant_id=owner.tenant_id)
+    default = owner.get(TASKS).json()
     assert (len(default["results"]), default["next_cursor"] is not None) == (50, True)
-    everything = client.get(TASKS, {"limit": 200}).json()
+    everything = owner.get(TASKS, {"limit": 200}).json()
     assert (len(everything["results"]), everything["next_cursor"]) == (51, None)
-    _problem(client.get(TASKS, {"limit": 201}), 400)
+    _problem(owner.get(TASKS, {"limit": 201}), 400)
 
 
 # --- get --------------------------------------------------------------------------
 
 
-def test_get_returns_the_task_with_its_etag(client, created):
-    response = client.get(f"{TASKS}/{created['id']}")
+def test_get_returns_the_task_with_its_etag(owner, created):
+    response = owner.get(f"{TASKS}/{created['id']}")
     assert response.status_code == 200
     assert response.json() == created
     assert response["ETag"] == '"1"'
 
 
 @pytest.mark.parametrize("task_id", ["not-a-uuid", "00000000-0000-7000-8000-000000000000"])
-def test_get_of_an_unknown_or_malformed_id_is_404(client, task_id):
-    _problem(client.get(f"{TASKS}/{task_id}"), 404)
+def test_get_of_an_unknown_or_malformed_id_is_404(owner, task_id):
+    _problem(owner.get(f"{TASKS}/{task_id}"), 404)
 
 
 # --- patch ------------------------------------------------------------------------
 
 
-def test_patch_with_the_current_etag_edits_and_bumps_the_version(client, created):
+def test_patch_with_the_current_etag_edits_and_bumps_the_version(owner, created):
     url = f"{TASKS}/{created['id']}"
-    response = client.patch(url, {"name": "renamed", "priority": 0}, format="json", HTTP_IF_MATCH='"1"')
+    response = owner.patch(url, {"name": "renamed", "priority": 0}, format="json", HTTP_IF_MATCH='"1"')
     assert response.status_code == 200
     assert (response.json()["name"], response.json()["priority"], response.json()["version"]) == ("renamed", 0, 2)
     assert response["ETag"] == '"2"'
-    assert client.get(url).json()["name"] == "renamed"
+    assert owner.get(url).json()["name"] == "renamed"
 
 
-def test_patch_without_if_match_is_428(client, created):
-    _problem(client.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json"), 428)
-    _problem(client.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json", HTTP_IF_MATCH="*"), 428)
+def test_patch_without_if_match_is_428(owner, created):
+    _problem(owner.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json"), 428)
+    _problem(owner.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json", HTTP_IF_MATCH="*"), 428)
     assert Task.objects.get().version == 1
 
 
 @pytest.mark.parametrize("if_match", ['"2"', 'W/"1"', "1", '"one"', '"0", "2"'])
-def test_patch_with_a_stale_weak_or_malformed_etag_is_412(client, created, if_match):
+def test_patch_with_a_stale_weak_or_malformed_etag_is_412(owner, created, if_match):
     problem = _problem(
-        client.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json", HTTP_IF_MATCH=if_match), 412
+        owner.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json", HTTP_IF_MATCH=if_match), 412
     )
     assert problem["current_etag"] == '"1"'
     assert Task.objects.get().name == "nightly report"
 
 
-def test_patch_accepts_a_list_of_etags_containing_the_current_one(client, created):
-    response = client.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json", HTTP_IF_MATCH='"7", "1"')
+def test_patch_accepts_a_list_of_etags_containing_the_current_one(owner, created):
+    response = owner.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json", HTTP_IF_MATCH='"7", "1"')
     assert response.status_code == 200
 
 
-def test_404_wins_over_428_and_412(client, tenant_client, created):
+def test_404_wins_over_428_and_412(owner, other_tenant, created):
     missing = f"{TASKS}/00000000-0000-7000-8000-000000000000"
-    _problem(client.patch(missing, {"name": "x"}, format="json"), 404)
-    _problem(client.patch(missing, {"name": "x"}, format="json", HTTP_IF_MATCH='"9"'), 404)
-    other = tenant_client("tenant-b")
-    _problem(other.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json"), 404)
+    _problem(owner.patch(missing, {"name": "x"}, format="json"), 404)
+    _problem(owner.patch(missing, {"name": "x"}, format="json", HTTP_IF_MATCH='"9"'), 404)
+    _problem(other_tenant.patch(f"{TASKS}/{created['id']}", {"name": "x"}, format="json"), 404)
 
 
-def test_an_edit_that_does_not_touch_the_schedule_never_touches_next_run_at(client, created):
+def test_an_edit_that_does_not_touch_the_schedule_never_touches_next_run_at(owner, created):
     Task.objects.filter(pk=created["id"]).update(next_run_at=datetime(2030, 1, 1, tzinfo=UTC))  # the scheduler's
-    response = client.patch(
+    response = owner.patch(
         f"{TASKS}/{created['id']}",
         {"http": {"url": "https://api.example.org/other"}, "timeout_seconds": 60},
         format="json",
@@ -278,8 +272,8 @@ def test_an_edit_that_does_not_touch_the_schedule_never_touches_next_run_at(clie
     assert response.json()["http"]["headers"] == {"X-Token-Ref": "a"}  # http merges key by key
 
 
-def test_an_edit_of_the_schedule_recomputes_next_run_at(client, created):
-    response = client.patch(
+def test_an_edit_of_the_schedule_recomputes_next_run_at(owner, created):
+    response = owner.patch(
         f"{TASKS}/{created['id']}",
         {"schedule": {"cron": "30 14 * * *", "timezone": "America/New_York"}},
         format="json",
@@ -292,9 +286,9 @@ def test_an_edit_of_the_schedule_recomputes_next_run_at(client, created):
     assert next_run > datetime.now(UTC)
 
 
-def test_an_edit_of_the_zone_alone_recomputes_next_run_at(client, created):
+def test_an_edit_of_the_zone_alone_recomputes_next_run_at(owner, created):
     before = created["next_run_at"]
-    response = client.patch(
+    response = owner.patch(
         f"{TASKS}/{created['id']}",
         {"schedule": {"cron": "0 9 * * 1-5", "timezone": "Asia/Tokyo"}},
         format="json",
@@ -304,23 +298,23 @@ def test_an_edit_of_the_zone_alone_recomputes_next_run_at(client, created):
     assert datetime.fromisoformat(response.json()["next_run_at"]).hour == 0  # 09:00 JST
 
 
-def test_an_edit_that_changes_nothing_keeps_the_version(client, created):
-    response = client.patch(f"{TASKS}/{created['id']}", {"name": created["name"]}, format="json", HTTP_IF_MATCH='"1"')
+def test_an_edit_that_changes_nothing_keeps_the_version(owner, created):
+    response = owner.patch(f"{TASKS}/{created['id']}", {"name": created["name"]}, format="json", HTTP_IF_MATCH='"1"')
     assert (response.status_code, response.json()["version"]) == (200, 1)
 
 
-def test_an_invalid_edit_is_400_and_changes_nothing(client, created):
-    response = client.patch(
+def test_an_invalid_edit_is_400_and_changes_nothing(owner, created):
+    response = owner.patch(
         f"{TASKS}/{created['id']}", {"http": {"url": "http://10.0.0.1/"}}, format="json", HTTP_IF_MATCH='"1"'
     )
     assert "http.url" in _problem(response, 400)["errors"]
     assert Task.objects.get().version == 1
 
 
-def test_an_edit_of_a_one_shot_that_already_passed_keeps_its_run_at(client):
-    created = client.post(TASKS, body(schedule={"run_at": "2031-01-01T00:00:00Z"}), format="json").json()
+def test_an_edit_of_a_one_shot_that_already_passed_keeps_its_run_at(owner):
+    created = owner.post(TASKS, body(schedule={"run_at": "2031-01-01T00:00:00Z"}), format="json").json()
     Task.objects.filter(pk=created["id"]).update(run_at=datetime(2020, 1, 1, tzinfo=UTC), next_run_at=None)
-    response = client.patch(f"{TASKS}/{created['id']}", {"name": "y"}, format="json", HTTP_IF_MATCH='"1"')
+    response = owner.patch(f"{TASKS}/{created['id']}", {"name": "y"}, format="json", HTTP_IF_MATCH='"1"')
     assert response.status_code == 200, response.content
     assert response.json()["next_run_at"] is None
 
@@ -328,88 +322,83 @@ def test_an_edit_of_a_one_shot_that_already_passed_keeps_its_run_at(client):
 # --- pause, resume, delete --------------------------------------------------------
 
 
-def test_pause_and_resume_bump_the_version_and_resume_moves_to_the_next_future_run(client, created):
+def test_pause_and_resume_bump_the_version_and_resume_moves_to_the_next_future_run(owner, created):
     url = f"{TASKS}/{created['id']}"
-    paused = client.post(f"{url}/pause")
+    paused = owner.post(f"{url}/pause")
     assert (paused.status_code, paused.json()["status"], paused.json()["version"]) == (200, "paused", 2)
     assert paused["ETag"] == '"2"'
     Task.objects.filter(pk=created["id"]).update(next_run_at=datetime(2020, 1, 1, tzinfo=UTC))  # missed runs
-    resumed = client.post(f"{url}/resume")
+    resumed = owner.post(f"{url}/resume")
     assert (resumed.status_code, resumed.json()["status"], resumed.json()["version"]) == (200, "active", 3)
     assert datetime.fromisoformat(resumed.json()["next_run_at"]) > datetime.now(UTC)
 
 
-def test_pausing_a_paused_task_and_resuming_an_active_one_change_nothing(client, created):
+def test_pausing_a_paused_task_and_resuming_an_active_one_change_nothing(owner, created):
     url = f"{TASKS}/{created['id']}"
-    assert client.post(f"{url}/resume").json()["version"] == 1
-    client.post(f"{url}/pause")
-    assert client.post(f"{url}/pause").json()["version"] == 2
+    assert owner.post(f"{url}/resume").json()["version"] == 1
+    owner.post(f"{url}/pause")
+    assert owner.post(f"{url}/pause").json()["version"] == 2
 
 
-def test_delete_is_204_and_the_task_is_then_404_for_every_verb(client, created):
+def test_delete_is_204_and_the_task_is_then_404_for_every_verb(owner, created):
     url = f"{TASKS}/{created['id']}"
-    response = client.delete(url)
+    response = owner.delete(url)
     assert response.status_code == 204
     assert response.content == b""
     assert Task.objects.get().status == TaskStatus.DELETED
     assert Task.objects.get().deleted_at is not None
-    _problem(client.get(url), 404)
-    _problem(client.patch(url, {"name": "x"}, format="json", HTTP_IF_MATCH='"2"'), 404)
-    _problem(client.post(f"{url}/pause"), 404)
-    _problem(client.post(f"{url}/resume"), 404)
-    _problem(client.delete(url), 404)
+    _problem(owner.get(url), 404)
+    _problem(owner.patch(url, {"name": "x"}, format="json", HTTP_IF_MATCH='"2"'), 404)
+    _problem(owner.post(f"{url}/pause"), 404)
+    _problem(owner.post(f"{url}/resume"), 404)
+    _problem(owner.delete(url), 404)
 
 
-def test_delete_honours_an_if_match_when_given(client, created):
-    _problem(client.delete(f"{TASKS}/{created['id']}", HTTP_IF_MATCH='"5"'), 412)
-    assert client.delete(f"{TASKS}/{created['id']}", HTTP_IF_MATCH='"1"').status_code == 204
+def test_delete_honours_an_if_match_when_given(owner, created):
+    _problem(owner.delete(f"{TASKS}/{created['id']}", HTTP_IF_MATCH='"5"'), 412)
+    assert owner.delete(f"{TASKS}/{created['id']}", HTTP_IF_MATCH='"1"').status_code == 204
 
 
-def test_another_tenants_task_is_404_for_every_verb(tenant_client, created):
-    other = tenant_client("tenant-b")
+def test_another_tenants_task_is_404_for_every_verb(other_tenant, created):
     url = f"{TASKS}/{created['id']}"
-    _problem(other.get(url), 404)
-    _problem(other.patch(url, {"name": "x"}, format="json", HTTP_IF_MATCH='"1"'), 404)
-    _problem(other.post(f"{url}/pause"), 404)
-    _problem(other.post(f"{url}/resume"), 404)
-    _problem(other.delete(url), 404)
-    assert other.get(TASKS).json()["results"] == []
+    _problem(other_tenant.get(url), 404)
+    _problem(other_tenant.patch(url, {"name": "x"}, format="json", HTTP_IF_MATCH='"1"'), 404)
+    _problem(other_tenant.post(f"{url}/pause"), 404)
+    _problem(other_tenant.post(f"{url}/resume"), 404)
+    _problem(other_tenant.delete(url), 404)
+    assert other_tenant.get(TASKS).json()["results"] == []
     task = Task.objects.get()
     assert (task.status, task.version, task.name) == ("active", 1, "nightly report")
 
 
-def test_a_method_the_route_does_not_have_is_405_problem_json(client, created):
-    _problem(client.put(f"{TASKS}/{created['id']}", body(), format="json"), 405)
-    _problem(client.get(f"{TASKS}/{created['id']}/pause"), 405)
+def test_a_method_the_route_does_not_have_is_405_problem_json(owner, created):
+    _problem(owner.put(f"{TASKS}/{created['id']}", body(), format="json"), 405)
+    _problem(owner.get(f"{TASKS}/{created['id']}/pause"), 405)
 
 
-def test_an_unknown_path_is_404_problem_json(client):
-    _problem(client.get("/v1/nothing-here"), 404)
+def test_an_unknown_path_is_404_problem_json(owner):
+    _problem(owner.get("/v1/nothing-here"), 404)
 
 
 # --- throttling and schema ---------------------------------------------------------
 
 
-def test_a_tenant_over_its_rate_gets_429_with_retry_after_and_others_do_not(tenant_client):
+def test_a_tenant_over_its_rate_gets_429_with_retry_after_and_others_do_not(owner, other_tenant):
     with override_settings(TENANT_THROTTLE_RATE="3/minute"):
-        a = tenant_client("tenant-a")
-        assert [a.get(TASKS).status_code for _ in range(3)] == [200, 200, 200]
-        problem = _problem(a.get(TASKS), 429)
+        assert [owner.get(TASKS).status_code for _ in range(3)] == [200, 200, 200]
+        problem = _problem(owner.get(TASKS), 429)
         assert problem["type"].endswith("/too-many-requests")
-        assert 0 < int(a.get(TASKS)["Retry-After"]) <= 60
-        assert tenant_client("tenant-b").get(TASKS).status_code == 200
+        assert 0 < int(owner.get(TASKS)["Retry-After"]) <= 60
+        assert other_tenant.get(TASKS).status_code == 200
 
 
-def test_throttling_is_off_when_the_rate_is_empty(tenant_client):
+def test_throttling_is_off_when_the_rate_is_empty(owner):
     with override_settings(TENANT_THROTTLE_RATE=""):
-        client = tenant_client("tenant-a")
-        assert {client.get(TASKS).status_code for _ in range(20)} == {200}
+        assert {owner.get(TASKS).status_code for _ in range(20)} == {200}
 
 
-def test_the_openapi_schema_is_served_without_a_token(client):
-    from rest_framework.test import APIClient
-
-    response = APIClient().get("/v1/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+def test_the_openapi_schema_is_served_without_a_token(stranger):
+    response = stranger.get("/v1/schema", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
     schema = response.json()
     assert {"/v1/tasks", "/v1/tasks/{task_id}", "/v1/tasks/{task_id}/pause", "/v1/tasks/{task_id}/resume"} <= set(

@@ -33,14 +33,22 @@ class Running:
         )
         self.started = threading.Event()
         self.totals = None
+        self.leftover_tasks: set[asyncio.Task] | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._main, daemon=True)
         self.thread.start()
         assert self.started.wait(10)
 
     def _main(self) -> None:
+        async def main():
+            try:
+                return await self.executor.run(started=self.started.set)
+            finally:
+                # What the executor left behind in its event loop once run() returned.
+                self.leftover_tasks = {task for task in asyncio.all_tasks() if task is not asyncio.current_task()}
+
         try:
-            self.totals = asyncio.run(self.executor.run(started=self.started.set))
+            self.totals = asyncio.run(main())
         except BaseException as exc:
             self.error = exc
 
@@ -118,6 +126,17 @@ def test_calls_still_running_after_the_grace_period_are_left_to_the_reconciler(r
     assert running.totals.fired == 3 and running.totals.succeeded == 0
 
 
+def test_a_stop_with_jobs_parked_and_in_flight_leaves_no_task_pending_in_the_event_loop(receiver):
+    in_flight = bulk_jobs(2, url=receiver.url("/slow/4"), timeout_seconds=10, next_attempt_at=db_now())
+    bulk_jobs(2, url=receiver.url("/parked"), next_attempt_at=db_now() + timedelta(seconds=2))
+    running = Running(receiver, grace_seconds=0.3, poll_seconds=3.0)
+    wait_until(lambda: len(receiver.received("/slow/4")) == 2)
+    running.stop()
+    assert running.error is None
+    assert running.leftover_tasks == set()
+    assert Job.objects.filter(id__in=in_flight, status=JobStatus.RUNNING).count() == 2  # left to the reconciler
+
+
 def test_the_executor_survives_its_database_connections_being_killed(receiver):
     first = bulk_jobs(20, url=receiver.url("/hook"), next_attempt_at=db_now())
     running = Running(receiver, poll_seconds=0.2)
@@ -148,3 +167,5 @@ def test_a_bug_in_the_claim_loop_stops_the_executor_with_an_error_instead_of_idl
     assert not running.thread.is_alive()
     assert isinstance(running.error, RuntimeError)
     assert isinstance(running.error.__cause__, ValueError)
+    assert str(running.error) == "executor: ValueError: a bug"
+    assert running.leftover_tasks == set()

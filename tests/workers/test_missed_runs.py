@@ -37,7 +37,7 @@ def _jobs(task):
 
 
 def test_after_an_outage_each_policy_replays_what_it_says():
-    now, start, tasks = _outage()
+    now, _, tasks = _outage()
     _catch_up(Scheduler(lookahead_seconds=0, missed_runs_max=20))
     latest_missed = now.replace(second=0, microsecond=0)
     # all: only the last 20 missed runs, one minute apart, ending with the latest.
@@ -55,7 +55,7 @@ def test_after_an_outage_each_policy_replays_what_it_says():
 
 
 def test_all_within_the_cap_replays_every_missed_run_as_the_seed_did():
-    now, start, tasks = _outage()
+    _, start, tasks = _outage()
     _catch_up(Scheduler(lookahead_seconds=0, missed_runs_max=1000))
     assert len(_jobs(tasks["all"])) == HOURS_DOWN * 60 + 1 == len(set(_jobs(tasks["all"])))
     assert _jobs(tasks["all"])[0] == start

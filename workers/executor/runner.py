@@ -16,8 +16,14 @@ delays a claim and the event loop never waits on MySQL.
   ends (parked ones are due within one poll, which is shorter); what is still
   running then is cancelled and left to the reconciler (its lease expires);
   queued results are flushed; exit.
-- The database dropping mid-run is survived: claims and writes back off and
-  retry on a fresh connection. Nothing fires without a committed claim.
+- The database dropping mid-run is survived: claims and writes back off (the
+  workers' one `ReconnectBackoff` policy) and retry on a fresh connection.
+  Nothing fires without a committed claim.
+- Stopping uses the workers' `StopFlag` (workers/loop.py), mirrored into an
+  asyncio event: a signal, `request_stop()` or a caller's flag all stop it.
+- `once` (`run_executor --once`): claim what is due within one poll, fire it,
+  wait for every result, exit; any error (the database's included) ends the
+  run with `LoopFailed` instead of a retry.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from django.db import connection
-from django.db.utils import InterfaceError, OperationalError
+
+from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
 
 from .backoff import retry_after_seconds
 from .claims import ClaimedJob, claim_due_jobs
@@ -49,7 +56,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-MAX_DB_BACKOFF_SECONDS = 30.0
 RESULT_FLUSH_RESERVE_SECONDS = 5.0
 MAX_LATENESS_SAMPLES = 100_000
 
@@ -63,11 +69,12 @@ def default_worker_id() -> str:
 class ExecutorConfig:
     worker_id: str
     concurrency: int = 200
-    poll_seconds: float = 1.0
+    poll_seconds: float = 1.0  # the idle sleep between claims, and how far ahead a claim reaches
     grace_seconds: float = 30.0
     result_batch_max: int = 500
     result_flush_seconds: float = 0.1  # bigger batches cost the database less per result
     metrics_every_seconds: float = 10.0
+    once: bool = False  # claim what is due within one poll, fire it, wait for the results, exit
 
     @property
     def claim_min(self) -> int:
@@ -106,21 +113,29 @@ class Metrics:
         return out
 
 
+def _failure(task: asyncio.Task[None]) -> BaseException | None:
+    """The error a finished task ended with (None while running, cancelled or clean)."""
+    if not task.done() or task.cancelled():
+        return None
+    return task.exception()
+
+
 def _in_db_thread(fn: Callable[..., T], **kwargs: Any) -> T:
     """Run on a DB pool thread; a dropped connection is closed so the next call reconnects."""
     try:
         return fn(**kwargs)
-    except (OperationalError, InterfaceError):
+    except DATABASE_ERRORS:
         connection.close()
         raise
 
 
 class Executor:
-    """One executor process; `await run()` until stopped (SIGTERM or `request_stop`)."""
+    """One executor process; `await run()` until stopped (SIGTERM, `request_stop` or `stop.set()`)."""
 
-    def __init__(self, config: ExecutorConfig, *, client: DeliveryClient) -> None:
+    def __init__(self, config: ExecutorConfig, *, client: DeliveryClient, stop: StopFlag | None = None) -> None:
         self.config = config
         self.client = client
+        self.stop = stop or StopFlag()
         self.metrics = Metrics()
         self.totals = Metrics()
         self._held = 0  # claimed jobs not yet answered: parked on a timer or in flight
@@ -132,6 +147,8 @@ class Executor:
         self._slots_freed: asyncio.Event | None = None
         self._results_ready: asyncio.Event | None = None
         self._writer_closing = False
+        self._claim_backoff = ReconnectBackoff()
+        self._result_backoff = ReconnectBackoff()
         self._claim_pool = ThreadPoolExecutor(1, thread_name_prefix="executor-claims")
         self._result_pool = ThreadPoolExecutor(1, thread_name_prefix="executor-results")
 
@@ -139,9 +156,7 @@ class Executor:
 
     def request_stop(self) -> None:
         """Stop claiming and wind down; safe from any thread or a signal handler."""
-        loop, stopping = self._loop, self._stopping
-        if loop is not None and stopping is not None:
-            loop.call_soon_threadsafe(stopping.set)
+        self.stop.set()
 
     def install_signal_handlers(self) -> None:
         assert self._loop is not None
@@ -149,17 +164,24 @@ class Executor:
             self._loop.add_signal_handler(signum, self._on_signal, signum)
 
     def _on_signal(self, signum: int) -> None:
-        logger.info("stop requested", extra={"event": "stop_requested", "signal": signal.Signals(signum).name})
-        assert self._stopping is not None
-        self._stopping.set()
+        self.stop.signal_name = signal.Signals(signum).name
+        logger.info("stop requested", extra={"event": "stop_requested", "signal": self.stop.signal_name})
+        self.stop.set()
 
     # -- the process -----------------------------------------------------------
 
     async def run(self, *, install_signals: bool = False, started: Callable[[], None] | None = None) -> Metrics:
         self._loop = asyncio.get_running_loop()
-        self._stopping = asyncio.Event()
+        self._stopping = stopping = asyncio.Event()
         self._slots_freed = asyncio.Event()
         self._results_ready = asyncio.Event()
+        loop = self._loop
+
+        def mirror_stop() -> None:
+            # Set from a signal handler or another thread: hand it to the event loop.
+            loop.call_soon_threadsafe(stopping.set)
+
+        self.stop.add_listener(mirror_stop)
         if install_signals:
             self.install_signal_handlers()
         logger.info(
@@ -170,6 +192,7 @@ class Executor:
                 "concurrency": self.config.concurrency,
                 "poll_seconds": self.config.poll_seconds,
                 "grace_seconds": self.config.grace_seconds,
+                "once": self.config.once,
             },
         )
         claimer = asyncio.create_task(self._claim_loop())
@@ -181,22 +204,21 @@ class Executor:
         try:
             stop_waiter = asyncio.ensure_future(self._stopping.wait())
             await asyncio.wait([stop_waiter, claimer, writer], return_when=asyncio.FIRST_COMPLETED)
+            if self.config.once and claimer.done() and _failure(claimer) is None and not writer.done():
+                # Everything due is claimed: wait for those jobs (a stop still cuts this to the grace period).
+                await self._wait_until_nothing_held(stop_waiter)
             stop_waiter.cancel()
-            for task in (claimer, writer):
-                if task.done() and not task.cancelled() and task.exception() is not None:
-                    # A bug, not the database (that is retried): wind down and exit non-zero to be restarted.
-                    crashed = task.exception()
-                    logger.error("executor loop crashed", exc_info=crashed, extra={"event": "crash"})
+            await asyncio.gather(stop_waiter, return_exceptions=True)  # no task left pending
+            crashed = self._crash(claimer, writer)
             self._stopping.set()
             if not claimer.done():
-                await claimer  # it finishes the claim in progress, so no committed claim is lost
+                await asyncio.wait([claimer])  # it finishes the claim in progress, so no committed claim is lost
             await self._drain(self._loop.time() + self.config.grace_seconds)
             self._writer_closing = True
             self._results_ready.set()
-            try:
-                if not writer.done():
-                    await asyncio.wait_for(writer, RESULT_FLUSH_RESERVE_SECONDS)
-            except TimeoutError:
+            if not writer.done():
+                await asyncio.wait([writer], timeout=RESULT_FLUSH_RESERVE_SECONDS)
+            if not writer.done():
                 logger.error(
                     "results not written before exit; the reconciler will return these jobs",
                     extra={"event": "results_abandoned", "results": len(self._results)},
@@ -207,6 +229,7 @@ class Executor:
                 if not task.done():
                     task.cancel()
             await asyncio.gather(claimer, writer, reporter, return_exceptions=True)
+            self.stop.remove_listener(mirror_stop)
             await self.client.aclose()
             await self._close_db_threads()
             self._flush_metrics()
@@ -222,9 +245,33 @@ class Executor:
                     **self.totals.fields(),
                 },
             )
+        crashed = crashed or self._crash(claimer, writer)
         if crashed is not None:
-            raise RuntimeError("executor loop crashed") from crashed
+            raise LoopFailed(f"executor: {describe(crashed)}") from crashed
         return self.totals
+
+    def _crash(self, *tasks: asyncio.Task[None]) -> BaseException | None:
+        """The first loop that died of an error, logged: a bug (the database is retried), or any error once."""
+        for task in tasks:
+            error = _failure(task)
+            if error is not None:
+                # A deployment logs the traceback and exits non-zero to be restarted; `--once` reports one line.
+                logger.error(
+                    "executor loop crashed",
+                    exc_info=None if self.config.once else error,
+                    extra={"event": "crash", "error": describe(error)},
+                )
+                return error
+        return None
+
+    async def _wait_until_nothing_held(self, stop_waiter: asyncio.Future[Any]) -> None:
+        assert self._slots_freed is not None
+        while self._held > 0 and not stop_waiter.done():
+            self._slots_freed.clear()
+            freed = asyncio.ensure_future(self._slots_freed.wait())
+            await asyncio.wait([freed, stop_waiter], return_when=asyncio.FIRST_COMPLETED)
+            freed.cancel()
+            await asyncio.gather(freed, return_exceptions=True)
 
     async def _close_db_threads(self) -> None:
         loop = asyncio.get_running_loop()
@@ -244,7 +291,6 @@ class Executor:
     async def _claim_loop(self) -> None:
         assert self._loop is not None and self._stopping is not None and self._slots_freed is not None
         config = self.config
-        backoff = 0.0
         while not self._stopping.is_set():
             free = config.concurrency - self._held
             if free < config.claim_min:
@@ -264,15 +310,18 @@ class Executor:
                         lookahead_seconds=config.poll_seconds,
                     ),
                 )
-            except (OperationalError, InterfaceError) as exc:
-                backoff = self._db_unavailable(backoff, exc, "claims")
-                await self._sleep(backoff)
+            except DATABASE_ERRORS as exc:
+                if config.once:
+                    raise
+                await self._sleep(self._db_unavailable(self._claim_backoff, exc, "claims"))
                 continue
-            backoff = 0.0
+            self._claim_backoff.reset()
             after = self._loop.time()
             self._park(jobs, claimed_before=before, claimed_after=after)
             self.metrics.claimed += len(jobs)
             if len(jobs) < free:
+                if config.once:
+                    return  # everything due within the lookahead is claimed
                 await self._sleep(config.poll_seconds)  # nothing more is due within the lookahead
 
     def _claim(self, **claim: Any) -> list[ClaimedJob]:
@@ -361,7 +410,6 @@ class Executor:
     async def _result_writer(self) -> None:
         assert self._loop is not None and self._results_ready is not None
         config = self.config
-        backoff = 0.0
         while True:
             if not self._results:
                 if self._writer_closing:
@@ -378,14 +426,17 @@ class Executor:
                     self._result_pool,
                     functools.partial(_in_db_thread, record_results, worker_id=config.worker_id, results=batch),
                 )
-            except (OperationalError, InterfaceError) as exc:
+            except DATABASE_ERRORS as exc:
+                if config.once:
+                    raise  # unwritten results: their leases expire and the reconciler returns the jobs
                 # Retry the batch. If the lost reply hid a commit, or the lease ran out meanwhile,
                 # the fence drops the repeat (counted as dropped), which is right.
                 self._results[:0] = batch
-                backoff = self._db_unavailable(backoff, exc, "results", results=len(self._results))
-                await asyncio.sleep(backoff)
+                await asyncio.sleep(
+                    self._db_unavailable(self._result_backoff, exc, "results", results=len(self._results))
+                )
                 continue
-            backoff = 0.0
+            self._result_backoff.reset()
             for result in report.written:
                 if result.outcome is Outcome.SUCCEEDED:
                     self.metrics.succeeded += 1
@@ -395,20 +446,21 @@ class Executor:
                     self.metrics.dead += 1
             self.metrics.dropped += len(report.dropped)
 
-    def _db_unavailable(self, backoff: float, exc: BaseException, what: str, **extra: Any) -> float:
-        """Log a dropped database and return the next wait: doubling from 0.5 s, at most 30 s."""
-        backoff = min(MAX_DB_BACKOFF_SECONDS, max(0.5, backoff * 2))
+    def _db_unavailable(self, backoff: ReconnectBackoff, exc: BaseException, what: str, **extra: Any) -> float:
+        """Log a dropped database and return the next wait (the workers' one backoff policy)."""
+        delay = backoff.next_delay()
         logger.warning(
             f"database unavailable for {what}, retrying",
             extra={
                 "event": "db_unavailable",
                 "worker_id": self.config.worker_id,
-                "retry_in": backoff,
-                "error": str(exc),
+                "retry_in": round(delay, 3),
+                "failures": backoff.failures,
+                "error": describe(exc),
                 **extra,
             },
         )
-        return backoff
+        return delay
 
     # -- metrics ----------------------------------------------------------------
 

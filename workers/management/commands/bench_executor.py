@@ -187,7 +187,7 @@ class Command(BaseCommand):
                                 "run_executor",
                                 "--concurrency",
                                 str(options["concurrency"]),
-                                "--poll",
+                                "--idle-seconds",
                                 "1",
                                 "--grace",
                                 "10",

@@ -349,7 +349,7 @@ class _SchedulerProcesses:
             str(batch_size),
             "--lookahead",
             "0",
-            "--idle",
+            "--idle-seconds",
             str(IDLE_SECONDS),
         ]
         self.count = processes

@@ -12,6 +12,8 @@ from workers.executor.http import ENGINES, DeliveryClient
 from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
 from workers.executor.secrets import MountedSecrets
 from workers.executor.signing import SigningKeys
+from workers.loop import run_worker
+from workers.management.options import add_loop_options, idle_seconds
 
 
 class Command(BaseCommand):
@@ -19,7 +21,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--concurrency", type=int, default=200, help="jobs held at once (parked + in flight)")
-        parser.add_argument("--poll", type=float, default=1.0, help="seconds between claims; also the lookahead")
+        # One value, two uses: the idle sleep between claims is also how far ahead a claim
+        # reaches, so a job claimed at one poll is parked at most until the next.
+        add_loop_options(
+            parser,
+            idle_default=1.0,
+            idle_help="seconds between claims when idle; also how far ahead a claim reaches",
+            aliases=("--poll",),
+        )
         parser.add_argument("--grace", type=float, default=30.0, help="seconds in-flight calls get after SIGTERM")
         parser.add_argument("--worker-id", default=None, help="default: pod/host name and pid")
         parser.add_argument("--max-connections", type=int, default=None, help="HTTP connection pool size")
@@ -32,13 +41,14 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        if options["concurrency"] < 1 or options["poll"] <= 0 or options["grace"] < 0:
-            raise CommandError("--concurrency must be >= 1, --poll > 0 and --grace >= 0")
+        if options["concurrency"] < 1 or options["grace"] < 0:
+            raise CommandError("--concurrency must be >= 1 and --grace >= 0")
         config = ExecutorConfig(
             worker_id=options["worker_id"] or default_worker_id(),
             concurrency=options["concurrency"],
-            poll_seconds=options["poll"],
+            poll_seconds=idle_seconds(options),
             grace_seconds=options["grace"],
+            once=options["once"],
         )
         policy = egress_policy()  # the create-time policy, parsed (and logged loudly) once at start by tasks.apps
 
@@ -52,4 +62,5 @@ class Command(BaseCommand):
             )
             await Executor(config, client=client).run(install_signals=True)
 
-        asyncio.run(main())
+        # A crash was logged with its traceback by the executor; the command adds one line and exits 1.
+        run_worker(lambda: asyncio.run(main()))

@@ -1,8 +1,9 @@
-"""Turn due tasks into jobs, one transaction per tick (see workers/scheduler.py)."""
+"""`manage.py run_scheduler`: turn due tasks into jobs, one transaction per tick (workers/scheduler.py)."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from workers.loop import StopFlag, WorkerLoop
+from workers.loop import StopFlag, WorkerLoop, run_worker
+from workers.management.options import add_loop_options, idle_seconds
 from workers.scheduler import DEFAULT_BATCH_SIZE, DEFAULT_LOOKAHEAD_SECONDS, Scheduler
 
 
@@ -22,11 +23,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="tasks per tick; default %(default)s"
         )
-        parser.add_argument("--idle", type=float, default=1.0, help="seconds to sleep when nothing is due")
-        parser.add_argument(
-            "--once",
-            action="store_true",
-            help="tick until nothing is due, then exit (cron-style use, tests); errors exit non-zero",
+        add_loop_options(
+            parser, idle_default=1.0, idle_help="seconds to sleep when nothing is due", aliases=("--idle",)
         )
 
     def handle(self, *args, **options):
@@ -34,14 +32,8 @@ class Command(BaseCommand):
             raise CommandError("--batch-size must be at least 1")
         if options["lookahead"] < 0:
             raise CommandError("--lookahead must not be negative")
-        if options["idle"] <= 0:
-            raise CommandError("--idle must be positive")
         scheduler = Scheduler(batch_size=options["batch_size"], lookahead_seconds=options["lookahead"])
         stop = StopFlag()
         stop.install()
-        if options["once"]:
-            # Straight calls, not the loop's run_step: a cron-style run must fail loudly.
-            while scheduler.step() and not stop.is_set():
-                pass
-            return
-        WorkerLoop("scheduler", scheduler.step, idle_seconds=options["idle"], stop=stop).run()
+        loop = WorkerLoop("scheduler", scheduler.step, idle_seconds=idle_seconds(options), stop=stop)
+        run_worker(loop.run_until_idle if options["once"] else loop.run)

@@ -1,0 +1,226 @@
+"""The four worker commands as operators run them: one meaning of `--once`, one name for the idle sleep.
+
+`--once` steps until a step finds no work, then exits 0; any error, the database
+being unreachable included, exits non-zero with one readable line and no traceback.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from django.core.management import CommandError, call_command, get_commands, load_command_class
+from django.utils import timezone
+
+from history.models import HistoryEntry
+from jobs.models import Job, JobStatus
+from tests.db_proxy import DatabaseProxy
+from tests.factories import db_now, make_task
+from tests.processes import child_env, start_manage, wait_until
+from tests.receivers import Receiver, unused_port
+from tests.workers.executor_db import bulk_jobs
+from tests.workers.scheduler_processes import ROOT
+from tests.workers.test_archiver import finished_job
+from workers.executor.claims import claim_due_jobs
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+COMMANDS = ("run_scheduler", "run_executor", "run_reconciler", "run_archiver")
+
+
+def run_once(command: str, *options: str, **env: str) -> subprocess.CompletedProcess:
+    """`manage.py <command> --once` as a real process on the test database (or `DATABASE_URL=`)."""
+    return subprocess.run(
+        [sys.executable, "manage.py", command, "--once", *options],
+        cwd=ROOT,
+        env=child_env(LOG_LEVEL="INFO", **env),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+def assert_one_line_failure(done: subprocess.CompletedProcess, worker: str) -> str:
+    """Non-zero, no traceback, and one `CommandError:` line naming the worker and the reason."""
+    assert done.returncode != 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("CommandError:")]
+    assert line.startswith(f"CommandError: {worker}: "), line
+    return line
+
+
+@pytest.fixture
+def receiver():
+    with Receiver() as server:
+        yield server
+
+
+# -- --once with work -----------------------------------------------------------------------------
+
+
+def test_scheduler_once_creates_the_due_job_and_exits_zero():
+    task = make_task(next_run_at=db_now().replace(microsecond=0) - dt.timedelta(seconds=1), cron_expression="0 0 1 1 *")
+    done = run_once("run_scheduler", "--lookahead", "0")
+    assert done.returncode == 0, done.stderr
+    assert Job.objects.filter(task_id=task.id).count() == 1
+
+
+def test_executor_once_fires_what_is_due_waits_for_the_results_and_exits_zero(receiver):
+    ids = bulk_jobs(5, url=receiver.url("/slow/0.5"), next_attempt_at=db_now())
+    later = bulk_jobs(1, url=receiver.url("/later"), next_attempt_at=db_now() + dt.timedelta(minutes=10))
+    done = run_once("run_executor", "--idle-seconds", "0.5", EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
+    assert done.returncode == 0, done.stderr
+    # Every result was written before the exit: nothing is left running for the reconciler.
+    assert Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 5
+    assert len(receiver.received("/slow/0.5")) == 5
+    assert Job.objects.get(id=later[0]).status == JobStatus.PENDING  # not due within the lookahead
+    assert receiver.received("/later") == []
+
+
+def test_reconciler_once_returns_expired_leases_and_exits_zero():
+    bulk_jobs(3, next_attempt_at=db_now() - dt.timedelta(seconds=1))
+    claimed = claim_due_jobs(worker_id="w-gone", limit=3, lookahead_seconds=1)
+    Job.objects.filter(id__in=[job.id for job in claimed]).update(
+        lease_expires_at=timezone.now() - dt.timedelta(minutes=1)
+    )
+    # Sweeps of 2 rows: the first is full, so `--once` sweeps again instead of exiting after one step.
+    done = run_once("run_reconciler", "--limit", "2")
+    assert done.returncode == 0, done.stderr
+    assert Job.objects.filter(status=JobStatus.PENDING, error="lease expired").count() == 3
+
+
+def test_archiver_once_moves_every_eligible_batch_and_exits_zero():
+    task = make_task()
+    jobs = [finished_job(task, JobStatus.SUCCEEDED, dt.timedelta(hours=2, minutes=n)) for n in range(3)]
+    done = run_once("run_archiver", "--batch-size", "1", HISTORY_BACKEND="sql")
+    assert done.returncode == 0, done.stderr
+    assert sorted(e.job_id for e in HistoryEntry.objects.all()) == sorted(job.id for job in jobs)
+    assert not Job.objects.exists()
+
+
+# -- --once idle ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_once_with_nothing_to_do_exits_zero_at_once(command):
+    done = run_once(command, "--idle-seconds", "3600", HISTORY_BACKEND="sql")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "event=stop" in done.stderr  # it ended by itself, not after the one-hour idle sleep
+
+
+# -- --once with the database unreachable ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_once_with_the_database_unreachable_exits_non_zero_with_one_line_and_no_traceback(command):
+    nowhere = f"mysql://root@127.0.0.1:{unused_port()}/jobsched_nowhere"
+    done = run_once(command, DATABASE_URL=nowhere, HISTORY_BACKEND="sql")
+    worker = command.removeprefix("run_")
+    line = assert_one_line_failure(done, worker)
+    assert "OperationalError" in line and "Can't connect" in line, line
+
+
+# -- a running loop and a database that goes away --------------------------------------------------
+
+BACK_WITHIN_SECONDS = 5.0  # every loop works again within 5 s of the database coming back
+
+
+def _outage(process: subprocess.Popen, proxy: DatabaseProxy, log) -> None:
+    """Cut the database until the process has retried several times (its backoff at the cap), then restore."""
+    wait_until(lambda: "event=start" in log.read_text(), what="the loop started")
+    time.sleep(0.5)  # a few steps on a live connection first
+    proxy.cut()
+    try:
+        wait_until(lambda: log.read_text().count("event=db_unavailable") >= 5, timeout=30, what="retries")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; its log:\n{log.read_text()}") from None
+    assert process.poll() is None, log.read_text()  # retried, not crashed
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        process.wait(15)
+
+
+def test_a_running_reconciler_works_again_within_seconds_of_the_database_coming_back(tmp_path):
+    log = tmp_path / "reconciler.log"
+    with DatabaseProxy() as proxy:
+        env = child_env(DATABASE_URL=proxy.url, LOG_LEVEL="INFO")
+        process = start_manage("run_reconciler", "--idle-seconds", "0.2", env=env, log_path=log)
+        try:
+            _outage(process, proxy, log)
+            bulk_jobs(2, next_attempt_at=db_now() - dt.timedelta(seconds=1))
+            claimed = claim_due_jobs(worker_id="w-gone", limit=2, lookahead_seconds=1)
+            Job.objects.filter(id__in=[job.id for job in claimed]).update(
+                lease_expires_at=timezone.now() - dt.timedelta(minutes=1)
+            )
+            proxy.restore()
+            back = time.monotonic()
+            wait_until(
+                lambda: Job.objects.filter(status=JobStatus.PENDING, error="lease expired").count() == 2,
+                timeout=15,
+                what="leases returned",
+            )
+            assert time.monotonic() - back < BACK_WITHIN_SECONDS, log.read_text()
+        finally:
+            _stop(process)
+    assert process.returncode == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+def test_a_running_executor_works_again_within_seconds_of_the_database_coming_back(tmp_path, receiver):
+    log = tmp_path / "executor.log"
+    with DatabaseProxy() as proxy:
+        env = child_env(DATABASE_URL=proxy.url, LOG_LEVEL="INFO", EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
+        process = start_manage("run_executor", "--idle-seconds", "0.2", "--grace", "2", env=env, log_path=log)
+        try:
+            _outage(process, proxy, log)
+            ids = bulk_jobs(3, url=receiver.url("/hook"), next_attempt_at=db_now())
+            proxy.restore()
+            back = time.monotonic()
+            wait_until(
+                lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 3,
+                timeout=15,
+                what="jobs fired and recorded",
+            )
+            assert time.monotonic() - back < BACK_WITHIN_SECONDS, log.read_text()
+        finally:
+            _stop(process)
+    assert process.returncode == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+# -- option names -----------------------------------------------------------------------------------
+
+
+def _parse(command: str, *argv: str) -> dict:
+    parser = load_command_class(get_commands()[command], command).create_parser("manage.py", command)
+    return vars(parser.parse_args(list(argv)))
+
+
+@pytest.mark.parametrize(
+    ("command", "alias", "default"),
+    [("run_scheduler", "--idle", 1.0), ("run_executor", "--poll", 1.0), ("run_reconciler", "--interval", 5.0)],
+)
+def test_every_loop_takes_idle_seconds_and_keeps_its_old_name_as_an_alias(command, alias, default):
+    assert _parse(command)["idle_seconds"] == default
+    assert _parse(command, "--idle-seconds", "2.5")["idle_seconds"] == 2.5
+    assert _parse(command, alias, "0.75")["idle_seconds"] == 0.75
+
+
+def test_the_archiver_takes_idle_seconds_too():
+    assert _parse("run_archiver")["idle_seconds"] == 10.0
+    assert _parse("run_archiver", "--idle-seconds", "3")["idle_seconds"] == 3.0
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("value", [0.0, -1.0])
+def test_an_idle_sleep_that_is_not_positive_is_refused(command, value):
+    with pytest.raises(CommandError, match=r"^--idle-seconds must be positive$"):
+        call_command(command, once=True, idle_seconds=value)

@@ -1,0 +1,35 @@
+"""The options every worker command shares, named the same way in all four.
+
+`--idle-seconds` is the sleep after a step that found no work; each command keeps
+its historical name as an alias (`--idle`, `--interval`, `--poll`), so existing
+deployments and scripts keep working. `--once` runs until idle, then exits 0;
+any error exits 1 with one line (workers/loop.py).
+"""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+
+from django.core.management.base import CommandError
+
+ONCE_HELP = "step until a step finds no work, then exit 0; any error (the database's included) exits 1"
+
+
+def add_loop_options(parser: ArgumentParser, *, idle_default: float, idle_help: str, aliases: tuple[str, ...] = ()):
+    parser.add_argument(
+        "--idle-seconds",
+        *aliases,
+        dest="idle_seconds",
+        type=float,
+        default=idle_default,
+        help=f"{idle_help}; default %(default)s" + (f" (alias: {', '.join(aliases)})" if aliases else ""),
+    )
+    parser.add_argument("--once", action="store_true", help=ONCE_HELP)
+
+
+def idle_seconds(options: dict) -> float:
+    """The validated idle sleep: it must be positive (0 would spin on an idle database)."""
+    value = options["idle_seconds"]
+    if value <= 0:
+        raise CommandError("--idle-seconds must be positive")
+    return value
