@@ -11,9 +11,10 @@ from jobs.sql import QUERIES
 
 REASON_PAUSED = "cancelled: task paused"
 REASON_DELETED = "cancelled: task deleted"
+REASON_AUTO_PAUSED = "cancelled: task paused automatically"
 
 
-def cancel_task_jobs(*, tenant_id: str, task_id: uuid.UUID, deleted: bool) -> int:
+def cancel_task_jobs(*, tenant_id: str, task_id: uuid.UUID, deleted: bool, reason: str | None = None) -> int:
     """Cancel the task's pending jobs (and its dead ones when `deleted`); the number of jobs cancelled.
 
     Call it inside the transaction that changed the task's status, after that UPDATE.
@@ -22,7 +23,7 @@ def cancel_task_jobs(*, tenant_id: str, task_id: uuid.UUID, deleted: bool) -> in
         "task_id": task_id.bytes,
         "tenant_id": tenant_id,
         "include_dead": deleted,
-        "reason": REASON_DELETED if deleted else REASON_PAUSED,
+        "reason": reason or (REASON_DELETED if deleted else REASON_PAUSED),
     }
     with connection.cursor() as cursor:
         cursor.execute(QUERIES["cancel_task_jobs"], params)

@@ -64,12 +64,41 @@ WHERE id IN ({ids})
 -- Lock the rows that still carry our claim, so the writes below are exact and every
 -- dropped result is known by id (the caller keeps only rows whose attempt matches).
 -- Parameters: worker id, then the job ids.
-SELECT id, attempt
+SELECT id, attempt, task_id, scheduled_at, tenant_id
 FROM jobs
 WHERE status = 'running'
   AND worker_id = %s
   AND id IN ({ids})
 FOR UPDATE;
+
+-- name: result_lock_tasks
+-- The written results' tasks, locked in id order before any of them is read or written, so two
+-- executors' batches queue on a task instead of deadlocking (a scheduler tick locks in
+-- next_run_at order: a deadlock with it is possible, and InnoDB rolls back one side, which
+-- retries). With their health counters, so the write below sets exact values.
+-- Parameters: the task ids.
+SELECT id, status, consecutive_failures, auto_pause_after
+FROM tasks
+WHERE id IN ({ids})
+ORDER BY id
+FOR UPDATE;
+
+-- name: result_update_tasks
+-- How each task is doing, one statement per batch (never one per job): its last run and its
+-- dead jobs in a row, computed from the rows locked above; status and paused_reason change only
+-- when this batch's dead jobs reach the task's auto-pause threshold. Not version: the ETag is
+-- the tenant's edits. The derived table is one `SELECT` per task (as in result_write).
+-- Parameters: the task rows.
+UPDATE tasks AS t
+JOIN ({tasks}) AS h ON h.id = t.id
+SET t.consecutive_failures = h.consecutive_failures,
+    t.last_run_job_id = h.job_id,
+    t.last_run_scheduled_at = h.scheduled_at,
+    t.last_run_status = h.outcome,
+    t.last_run_http_status = h.http_status,
+    t.last_run_at = NOW(3),
+    t.status = IF(h.pause, 'paused', t.status),
+    t.paused_reason = IF(h.pause, h.paused_reason, t.paused_reason);
 
 -- name: result_write
 -- Every result of a batch in one statement; each row keeps its own fence. attempt
