@@ -8,7 +8,7 @@ export LOCAL_MARIADB_PORT
 export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
-	bench-scheduler bench-executor clean
+	bench-scheduler bench-executor bench-history cassandra cassandra-stop clean
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -30,6 +30,7 @@ services: os-packages
 
 ## make services-stop: stop what the project started (never a server it found running).
 services-stop:
+	@scripts/cassandra.sh stop
 	@scripts/mariadb.sh stop
 
 db: venv services
@@ -43,17 +44,29 @@ run: export DEBUG ?= 1
 run: migrate
 	$(PY) manage.py run_dev
 
-## make test: install, then run the whole suite on the real MariaDB.
-test: os-packages-test venv services
+## make test: install, start MariaDB and the local Cassandra node when none answers, then run the
+## whole suite on both (CASSANDRA_HOSTS; the Cassandra tests use a throwaway keyspace).
+CASSANDRA_PORT ?= 9042
+export CASSANDRA_PORT
+test: export CASSANDRA_HOSTS ?= 127.0.0.1:$(CASSANDRA_PORT)
+test: os-packages-test venv services cassandra
 	@DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py ensure_database
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## make cassandra: the single-node Apache Cassandra 5.0 on 127.0.0.1:$${CASSANDRA_PORT:-9042}, jars from
+## Maven Central into .local/cassandra/lib on first use (scripts/cassandra.sh); idempotent.
+cassandra: os-packages-test
+	scripts/cassandra.sh start
+
+cassandra-stop:
+	scripts/cassandra.sh stop
 
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
 typecheck: venv
-	$(VENV)/bin/mypy jobsched_project tasks jobs history workers signing
+	$(VENV)/bin/mypy jobsched_project tasks jobs history workers signing bench
 
 ## make bench-scheduler: 30,000 tasks due at one second become jobs; figures on stdout and in
 ## .bench/scheduler.json. Uses its own database (jobsched_bench) and DEBUG off (test-only secrets).
@@ -64,6 +77,14 @@ bench-scheduler: venv
 ## receiver; figures on stdout and in .bench/executor.json. Own database (jobsched_bench_exec).
 bench-executor: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py bench_executor --jobs 30000 --executors 2 $(BENCH_ARGS)
+
+## make bench-history: archiver jobs/s into Cassandra and into the SQL history (30,000 finished
+## jobs), then page-of-50 latency p50/p99 from a task with 100,000 archived jobs over 90 days, on
+## both stores; figures on stdout and in .bench/history.json. Own database (jobsched_bench_history)
+## and keyspace (jobsched_bench); starts the local Cassandra node.
+bench-history: export CASSANDRA_HOSTS ?= 127.0.0.1:$(CASSANDRA_PORT)
+bench-history: venv cassandra
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.history --jobs 30000 --history-jobs 100000 $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

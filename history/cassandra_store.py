@@ -15,7 +15,7 @@ cells it does not set as they were. Only a job archived, then retried by hand
 before the archiver's delete (which then misses), then archived again with an
 empty column shows it: its copy keeps the earlier error or HTTP status.
 
-Reads and writes run at LOCAL_QUORUM, so a job the archiver has just moved (and
+Reads and writes run at LOCAL_QUORUM (CASSANDRA_CONSISTENCY), so a job the archiver has just moved (and
 deleted from MySQL) is visible to the next history read: a LOCAL_ONE pair could
 show a gap.
 
@@ -227,12 +227,35 @@ def contact_points(hosts: list[str]) -> tuple[list[str], int]:
     return names, ports.pop()
 
 
-def connect(*, hosts: list[str], keyspace: str | None) -> Any:
-    """A driver session on `hosts`, in `keyspace` when given."""
-    from cassandra.cluster import Cluster
+# After a node went away the driver retries it at growing intervals; the default grows to
+# 10 minutes, so the archiver could sit idle long after the node is back. Cap it at 10 s.
+RECONNECT_BASE_SECONDS = 0.5
+RECONNECT_MAX_SECONDS = 10.0
+
+
+def connect(*, hosts: list[str], keyspace: str | None, local_dc: str | None = None) -> Any:
+    """A driver session on `hosts`, in `keyspace` when given, routing to replicas of the local datacenter."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import DCAwareRoundRobinPolicy, ExponentialReconnectionPolicy, TokenAwarePolicy
 
     names, port = contact_points(hosts)
-    return Cluster(contact_points=names, port=port).connect(keyspace)
+    local_dc = settings.CASSANDRA_LOCAL_DC if local_dc is None else local_dc
+    profile = ExecutionProfile(
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=local_dc or None)),
+        request_timeout=settings.CASSANDRA_REQUEST_TIMEOUT_SECONDS,
+    )
+    cluster = Cluster(
+        contact_points=names,
+        port=port,
+        execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+        reconnection_policy=ExponentialReconnectionPolicy(RECONNECT_BASE_SECONDS, RECONNECT_MAX_SECONDS),
+        connect_timeout=5,
+    )
+    try:
+        return cluster.connect(keyspace)
+    except BaseException:
+        cluster.shutdown()  # a failed connect keeps its threads otherwise; the next call builds a new one
+        raise
 
 
 class CassandraHistoryStore(HistoryStore):
@@ -261,6 +284,7 @@ class CassandraHistoryStore(HistoryStore):
         )
         self.concurrency = min(concurrency, MAX_IN_FLIGHT)
         self.clock = clock or (lambda: dt.datetime.now(dt.UTC))
+        self.consistency_level = ConsistencyLevel.name_to_value[settings.CASSANDRA_CONSISTENCY]
         self._prepared: dict[str, Any] = {}  # STATEMENTS' names → prepared statements
         self._lock = threading.Lock()
 
@@ -275,7 +299,7 @@ class CassandraHistoryStore(HistoryStore):
                 for statement in prepared.values():
                     # A quorum write then a quorum read overlap: the archiver deletes from
                     # MySQL only after the row is readable by the next history request.
-                    statement.consistency_level = ConsistencyLevel.LOCAL_QUORUM
+                    statement.consistency_level = self.consistency_level
                 self._prepared = prepared  # all or nothing: a failed prepare is retried whole next call
             return self._session, self._prepared
 

@@ -228,6 +228,37 @@ CASSANDRA_KEYSPACE = _setting("CASSANDRA_KEYSPACE", env.str, "jobsched")
 if HISTORY_BACKEND == "cassandra" and not CASSANDRA_HOSTS:
     raise ImproperlyConfigured("CASSANDRA_HOSTS: required when HISTORY_BACKEND=cassandra")
 
+
+def _replication(name: str, default: str) -> dict[str, object]:
+    """`<n>` is SimpleStrategy with n copies (one development node); `dc:n[,dc:n]` is NetworkTopologyStrategy."""
+    raw = os.environ.get(name, "") or default
+    try:
+        if ":" not in raw:
+            factor = int(raw)
+            if factor < 1:
+                raise ValueError("at least 1")
+            return {"class": "SimpleStrategy", "replication_factor": factor}
+        replication: dict[str, object] = {"class": "NetworkTopologyStrategy"}
+        for entry in raw.split(","):
+            datacenter, count = entry.strip().rsplit(":", 1)
+            if not datacenter or int(count) < 1:
+                raise ValueError(f"bad entry {entry!r}")
+            replication[datacenter] = int(count)
+        return replication
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}: expected <n> or <dc>:<n>[,<dc>:<n>], got {raw!r} ({exc})") from exc
+
+
+CASSANDRA_REPLICATION = _replication("CASSANDRA_REPLICATION", "1")
+# The datacenter whose nodes serve this process (DCAwareRoundRobinPolicy); empty: the first contact point's.
+CASSANDRA_LOCAL_DC = _setting("CASSANDRA_LOCAL_DC", env.str, "")
+CASSANDRA_CONSISTENCY = _setting("CASSANDRA_CONSISTENCY", env.str, "LOCAL_QUORUM").upper()
+if CASSANDRA_CONSISTENCY not in {"LOCAL_QUORUM", "QUORUM", "ALL", "LOCAL_ONE", "ONE"}:
+    raise ImproperlyConfigured(f"CASSANDRA_CONSISTENCY: not a consistency level, got {CASSANDRA_CONSISTENCY!r}")
+CASSANDRA_REQUEST_TIMEOUT_SECONDS = _setting("CASSANDRA_REQUEST_TIMEOUT_SECONDS", env.float, 10.0)
+if CASSANDRA_REQUEST_TIMEOUT_SECONDS <= 0:
+    raise ImproperlyConfigured("CASSANDRA_REQUEST_TIMEOUT_SECONDS: must be positive")
+
 # --- Loops ---
 # --- Scheduling (README "Missed runs", "Task health") ---
 SCHEDULER_MISSED_AFTER_SECONDS = _positive_int("SCHEDULER_MISSED_AFTER_SECONDS", 60)

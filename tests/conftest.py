@@ -156,3 +156,19 @@ def store():
     set_history_store(store)
     yield store
     set_history_store(None)
+
+
+@pytest.fixture(scope="session")
+def cassandra_session():
+    """A driver session on the real node, in the throwaway keyspace (history tables, TTL 1 h), dropped at the end."""
+    from history.cassandra_store import connect, schema_statements
+    from tests.cassandra_node import LOCAL_REPLICATION, TEST_KEYSPACE, hosts
+
+    session = connect(hosts=hosts(), keyspace=None)
+    session.execute(f"DROP KEYSPACE IF EXISTS {TEST_KEYSPACE}")  # a run killed before its teardown
+    for statement in schema_statements(keyspace=TEST_KEYSPACE, ttl_seconds=3600, replication=LOCAL_REPLICATION):
+        session.execute(statement)
+    session.set_keyspace(TEST_KEYSPACE)
+    yield session
+    session.execute(f"DROP KEYSPACE IF EXISTS {TEST_KEYSPACE}")
+    session.cluster.shutdown()

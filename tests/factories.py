@@ -4,6 +4,7 @@
 start of the current minute; pass `run_at=` for a one-shot task (its cron and zone
 then default to None and `next_run_at` to `run_at`). `make_job(task)` is a pending
 job carrying the task's request snapshot, scheduled at the task's `next_run_at`.
+`finished_job(task, status, age)` is a succeeded or dead job that finished `age` ago.
 `make_tasks(count, next_run_at=...)` bulk-inserts many cron tasks; `db_now()` is the
 database's clock, the one due dates are compared with.
 """
@@ -11,7 +12,7 @@ database's clock, the one due dates are compared with.
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -87,3 +88,22 @@ def make_job(task: Task, **overrides: Any) -> Job:
     }
     fields.update(overrides)
     return Job.objects.create(**fields)
+
+
+def finished_job(task, status, age, *, scheduled_minutes_ago=None, **overrides):
+    """A terminal job of `task` that finished `age` ago (each with its own scheduled_at)."""
+    now = timezone.now()
+    finished = now - age
+    minutes = scheduled_minutes_ago if scheduled_minutes_ago is not None else age / timedelta(minutes=1) + 1
+    fields = {
+        "status": status,
+        "attempt": 1 if status == JobStatus.SUCCEEDED else 3,
+        "started_at": finished - timedelta(seconds=2),
+        "finished_at": finished,
+        "http_status": 200 if status == JobStatus.SUCCEEDED else 500,
+        "error": None if status == JobStatus.SUCCEEDED else "HTTP 500",
+        "response_body": "ok",
+        "scheduled_at": now - timedelta(minutes=minutes),
+    }
+    fields.update(overrides)
+    return make_job(task, **fields)

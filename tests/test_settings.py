@@ -37,6 +37,10 @@ def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
         ("DEBUG", "maybe"),
         ("DATABASE_URL", "postgres://localhost/jobsched"),
         ("ARCHIVE_SUCCEEDED_AFTER_SECONDS", "-5"),
+        ("CASSANDRA_REPLICATION", "0"),
+        ("CASSANDRA_REPLICATION", "dc1:three"),
+        ("CASSANDRA_CONSISTENCY", "EACH_QUORUM"),
+        ("CASSANDRA_REQUEST_TIMEOUT_SECONDS", "0"),
     ],
 )
 def test_an_invalid_setting_fails_at_start_naming_it(name, value):
@@ -72,3 +76,15 @@ def test_unreachable_database_is_one_line_naming_database_url_and_address():
 def test_check_deploy_passes_with_production_like_settings():
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_LIKE)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_cassandra_replication_reads_a_copy_count_or_datacenters():
+    print_ = ["sync_history_schema", "--print"]
+    env = {**PRODUCTION_LIKE, "CASSANDRA_REPLICATION": "dc1:3, dc2:2"}
+
+    result = _manage(*print_, env=env)
+
+    assert result.returncode == 0, result.stderr
+    assert "{'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 2}" in result.stdout
+    single = _manage(*print_, env={**PRODUCTION_LIKE, "CASSANDRA_REPLICATION": ""})
+    assert "{'class': 'SimpleStrategy', 'replication_factor': 1}" in single.stdout

@@ -14,6 +14,11 @@ Two ways to run, one meaning each:
   no work, then returns; any error, the database's included, ends it with
   `LoopFailed` at once, so the command exits non-zero with one readable line.
 
+A loop may also name errors that mean "a dependency is away" (`unavailable`, e.g.
+the archiver's history store): `run()` backs off on them with the same policy
+(the archiver gives its own `ReconnectBackoff` a higher cap), and the first step
+that succeeds resets it.
+
 The executor's asyncio loop shares `StopFlag` and `ReconnectBackoff`
 (workers/executor/runner.py); `run_worker` is how every command runs its loop.
 """
@@ -130,12 +135,14 @@ class WorkerLoop:
         idle_seconds: float,
         stop: StopFlag | None = None,
         backoff: ReconnectBackoff | None = None,
+        unavailable: tuple[type[Exception], ...] = (),
     ) -> None:
         self.name = name
         self.step = step
         self.idle_seconds = idle_seconds
         self.stop = stop or StopFlag()
         self.backoff = backoff or ReconnectBackoff()
+        self.unavailable = unavailable
 
     def run(self) -> None:
         """Step until stopped: busy steps back to back, idle ones followed by the idle sleep."""
@@ -185,11 +192,25 @@ class WorkerLoop:
                 },
             )
             return delay
+        except self.unavailable as exc:
+            # A dependency other than the database is away (its work stays queued in MySQL).
+            delay = self.backoff.next_delay()
+            logger.warning(
+                "dependency unavailable, retrying",
+                extra={
+                    "event": "unavailable",
+                    "worker": self.name,
+                    "retry_in": round(delay, 3),
+                    "failures": self.backoff.failures,
+                    "error": describe(exc),
+                },
+            )
+            return delay
         except Exception as exc:
             logger.exception("worker step crashed", extra={"event": "crash", "worker": self.name})
             raise LoopFailed(f"{self.name}: {describe(exc)}") from exc
         if self.backoff.failures:
-            logger.info("database back", extra={"event": "db_back", "worker": self.name})
+            logger.info("dependencies back", extra={"event": "db_back", "worker": self.name})
         self.backoff.reset()
         return 0.0 if found_work else self.idle_seconds
 

@@ -1,43 +1,24 @@
 """The history stores under test: every adapter gets the same contract suite.
 
 `memory` and `sql` always run; `cassandra-fake` is the Cassandra adapter over the
-unit-level fake session; `cassandra` is the adapter on a real cluster and runs
-only when CASSANDRA_HOSTS is set (in a throwaway keyspace).
+unit-level fake session; `cassandra` is the adapter on the real node (tests/cassandra_node.py,
+in a throwaway keyspace; `make test` starts the node, CI requires it).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import uuid
 
 import pytest
 
 from history.base import HistoryRecord
-from history.cassandra_store import CassandraHistoryStore, connect, schema_statements
+from history.cassandra_store import CassandraHistoryStore
 from history.memory import InMemoryHistoryStore
 from history.sql_store import SqlHistoryStore
 from jobsched_project.ids import new_id
+from tests.cassandra_node import needs_cassandra
 from tests.history.fake_cassandra import FakeCassandraSession
-
-CASSANDRA_HOSTS = [h for h in os.environ.get("CASSANDRA_HOSTS", "").split(",") if h]
-TEST_KEYSPACE = os.environ.get("CASSANDRA_TEST_KEYSPACE", "jobsched_test")
-
-needs_cassandra = pytest.mark.skipif(
-    not CASSANDRA_HOSTS, reason="no Cassandra cluster: set CASSANDRA_HOSTS to run the contract on a real one"
-)
-
-
-@pytest.fixture(scope="session")
-def cassandra_session():
-    session = connect(hosts=CASSANDRA_HOSTS, keyspace=None)
-    replication = {"class": "SimpleStrategy", "replication_factor": 1}
-    for statement in schema_statements(keyspace=TEST_KEYSPACE, ttl_seconds=3600, replication=replication):
-        session.execute(statement)
-    session.set_keyspace(TEST_KEYSPACE)
-    yield session
-    session.execute(f"DROP KEYSPACE IF EXISTS {TEST_KEYSPACE}")
-    session.cluster.shutdown()
 
 
 @pytest.fixture(

@@ -1,4 +1,8 @@
-"""The Cassandra adapter without a server: the CQL it sends, the values it binds, bucket maths, the bound."""
+"""The Cassandra adapter without a server: the CQL it sends, the values it binds, bucket maths, the bound.
+
+Only what a real node cannot show stays on the fake session (README, "What runs against
+Cassandra"); everything else runs on the node in test_cassandra_node.py and the contract suite.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,6 @@ import re
 
 import pytest
 from cassandra import ConsistencyLevel, WriteTimeout
-from cassandra.cluster import NoHostAvailable
 from cassandra.query import UNSET_VALUE
 
 from history import cassandra_store as cs
@@ -278,15 +281,7 @@ def test_a_failed_insert_fails_the_whole_write():
         store.write_many(records)
 
 
-def test_an_unreachable_cluster_is_history_unavailable_for_reads():
-    session = FakeCassandraSession()
-    session.fail_when = lambda cql, values: NoHostAvailable("no hosts", {})
-    store = store_with(session)
-
-    with pytest.raises(HistoryUnavailable):
-        store.page("tenant-a", new_id(), None, 10)
-    with pytest.raises(HistoryUnavailable):
-        store.get("tenant-a", new_id())
+# An unreachable cluster: on the real driver, tests/history/test_cassandra_node.py.
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from history.sql_store import SqlHistoryStore
 from history.stores import set_history_store
 from jobs.models import Job, JobStatus
 from jobs.services import RetryOutcome, job_retry
-from tests.factories import make_job, make_task
+from tests.factories import finished_job, make_job, make_task
 from tests.history.conftest import make_record
 from tests.processes import child_env
 from tests.workers.scheduler_processes import ROOT
@@ -41,25 +41,6 @@ class CrashAfterHistoryWrite(InMemoryHistoryStore):
         super().write_many(records)
         if self.crash:
             raise SimulatedCrash
-
-
-def finished_job(task, status, age, *, scheduled_minutes_ago=None, **overrides):
-    """A terminal job of `task` that finished `age` ago (each with its own scheduled_at)."""
-    now = timezone.now()
-    finished = now - age
-    minutes = scheduled_minutes_ago if scheduled_minutes_ago is not None else age / dt.timedelta(minutes=1) + 1
-    fields = {
-        "status": status,
-        "attempt": 1 if status == JobStatus.SUCCEEDED else 3,
-        "started_at": finished - dt.timedelta(seconds=2),
-        "finished_at": finished,
-        "http_status": 200 if status == JobStatus.SUCCEEDED else 500,
-        "error": None if status == JobStatus.SUCCEEDED else "HTTP 500",
-        "response_body": "ok",
-        "scheduled_at": now - dt.timedelta(minutes=minutes),
-    }
-    fields.update(overrides)
-    return make_job(task, **fields)
 
 
 def test_the_archiver_moves_exactly_the_eligible_jobs():

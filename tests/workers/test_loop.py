@@ -151,3 +151,32 @@ def test_the_backoff_doubles_with_jitter_up_to_a_low_cap():
 def test_a_backoff_with_a_bad_range_is_refused(initial, cap):
     with pytest.raises(ValueError):
         ReconnectBackoff(initial=initial, cap=cap)
+
+
+def test_a_dependency_named_unavailable_backs_off_up_to_the_cap_and_resets_on_success():
+    class Away(Exception):
+        pass
+
+    outcomes: list = [Away("down")] * 5 + [True]
+
+    def step():
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    backoff = ReconnectBackoff(initial=0.5, cap=3.0, rng=random.Random(3))
+    loop = WorkerLoop("test", step, idle_seconds=3600, backoff=backoff, unavailable=(Away,))
+    waits = [loop.run_step() for _ in range(5)]
+    ceilings = [0.5, 1.0, 2.0, 3.0, 3.0]
+    assert all(ceiling / 2 <= wait <= ceiling for wait, ceiling in zip(waits, ceilings, strict=True))
+    assert loop.run_step() == 0.0  # found work: at once, and the backoff starts over
+    assert backoff.failures == 0
+
+
+def test_an_error_not_named_unavailable_is_a_bug_that_ends_the_loop():
+    def step():
+        raise KeyError("a bug")
+
+    with pytest.raises(LoopFailed, match="KeyError"):
+        WorkerLoop("test", step, idle_seconds=1, unavailable=(OSError,)).run_step()

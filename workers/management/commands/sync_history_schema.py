@@ -14,22 +14,30 @@ class Command(BaseCommand):
     help = "Create (or update the TTL of) the Cassandra keyspace and history tables."
 
     def add_arguments(self, parser):
-        parser.add_argument("--replication-factor", type=int, default=1, help="copies of each row (3 in production)")
+        parser.add_argument(
+            "--replication-factor",
+            type=int,
+            default=None,
+            help="copies of each row (3 in production); default: CASSANDRA_REPLICATION",
+        )
         parser.add_argument(
             "--datacenter",
             default="",
-            help="NetworkTopologyStrategy in this datacenter (default: SimpleStrategy, for development)",
+            help="NetworkTopologyStrategy in this datacenter (without it: SimpleStrategy, for development)",
         )
         parser.add_argument("--print", action="store_true", help="print the CQL instead of running it")
 
     def handle(self, *args, **options):
         factor = options["replication_factor"]
-        if factor < 1:
+        if factor is not None and factor < 1:
             raise CommandError("--replication-factor must be at least 1")
+        replication: dict[str, object]
         if options["datacenter"]:
-            replication = {"class": "NetworkTopologyStrategy", options["datacenter"]: factor}
-        else:
+            replication = {"class": "NetworkTopologyStrategy", options["datacenter"]: factor or 3}
+        elif factor is not None:
             replication = {"class": "SimpleStrategy", "replication_factor": factor}
+        else:
+            replication = dict(settings.CASSANDRA_REPLICATION)
         statements = schema_statements(
             keyspace=settings.CASSANDRA_KEYSPACE, ttl_seconds=settings.HISTORY_TTL_SECONDS, replication=replication
         )
