@@ -145,3 +145,23 @@ def test_a_paused_task_says_why_and_resume_clears_it(client):
     assert (paused["status"], paused["paused_reason"]) == ("paused", "paused by the tenant")
     resumed = client.post(f"/v1/tasks/{task.pk}/resume").json()
     assert (resumed["status"], resumed["paused_reason"]) == ("active", None)
+
+
+def test_an_expired_lease_of_a_paused_tasks_job_is_cancelled_not_requeued(client):
+    from workers.reconciler import sweep_expired_leases
+
+    paused, deleted, active = make_task(), make_task(), make_task()
+    expired = timezone.now() - dt.timedelta(minutes=5)
+    jobs = {
+        name: make_job(task, status=JobStatus.RUNNING, attempt=1, worker_id="w", lease_expires_at=expired)
+        for name, task in (("paused", paused), ("deleted", deleted), ("active", active))
+    }
+    spent = make_job(deleted, scheduled_at=expired, status=JobStatus.RUNNING, attempt=5, max_attempts=5,
+                     worker_id="w", lease_expires_at=expired)  # fmt: skip
+    client.post(f"/v1/tasks/{paused.pk}/pause")
+    client.delete(f"/v1/tasks/{deleted.pk}")
+    sweep_expired_leases(limit=100)
+    assert _statuses({**jobs, "spent": spent}) == {
+        "paused": "cancelled", "deleted": "cancelled", "active": "pending", "spent": "cancelled",
+    }  # fmt: skip
+    assert Job.objects.get(pk=jobs["paused"].pk).finished_at is not None
