@@ -165,3 +165,14 @@ def test_an_expired_lease_of_a_paused_tasks_job_is_cancelled_not_requeued(client
         "paused": "cancelled", "deleted": "cancelled", "active": "pending", "spent": "cancelled",
     }  # fmt: skip
     assert Job.objects.get(pk=jobs["paused"].pk).finished_at is not None
+
+
+def test_a_dead_job_whose_task_is_deleted_is_a_409_task_deleted(client):
+    from tasks.models import Task
+
+    task = make_task()
+    dead = _jobs_of(task)["dead"]
+    Task.objects.filter(pk=task.pk).update(status="deleted")  # deleted without the service: the job stayed dead
+    response = client.post(f"/v1/jobs/{dead.pk}/retry")
+    assert response.status_code == 409 and response.json()["type"].endswith("/task-deleted")
+    assert job_retry(job_id=dead.pk, tenant_id=None) is RetryOutcome.TASK_DELETED
