@@ -69,14 +69,15 @@ typecheck: venv
 	$(VENV)/bin/mypy jobsched_project tasks jobs history workers signing bench
 
 ## make bench-scheduler: 30,000 tasks due at one second become jobs; figures on stdout and in
-## .bench/scheduler.json. Uses its own database (jobsched_bench) and DEBUG off (test-only secrets).
+## .bench/scheduler.json. Uses its own database (jobsched_bench) and bench.settings (the test settings,
+## DEBUG off, plus the bench app that holds the command).
 bench-scheduler: venv
-	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py bench_scheduler --tasks 30000 --schedulers 1,2 $(BENCH_ARGS)
+	DJANGO_SETTINGS_MODULE=bench.settings $(PY) manage.py bench_scheduler --tasks 30000 --schedulers 1,2 $(BENCH_ARGS)
 
 ## make bench-executor: 30,000 jobs due at one second fired by 2 executor processes at a local
 ## receiver; figures on stdout and in .bench/executor.json. Own database (jobsched_bench_exec).
 bench-executor: venv
-	DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py bench_executor --jobs 30000 --executors 2 $(BENCH_ARGS)
+	DJANGO_SETTINGS_MODULE=bench.settings $(PY) manage.py bench_executor --jobs 30000 --executors 2 $(BENCH_ARGS)
 
 ## make bench-history: archiver jobs/s into Cassandra and into the SQL history (30,000 finished
 ## jobs), then page-of-50 latency p50/p99 from a task with 100,000 archived jobs over 90 days, on

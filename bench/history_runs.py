@@ -12,16 +12,17 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from history.base import HistoryRecord, HistoryStore
+from bench.scheduler import _use_bench_database
+from history.base import HistoryStore
 from history.cassandra_store import CassandraHistoryStore, connect, schema_statements
 from history.sql_store import SqlHistoryStore
 from jobs.models import Job, JobStatus
 from jobs.selectors import task_history
 from jobsched_project.ids import new_id
+from jobsched_project.records import JobRecord
 from tasks.models import Task
 from tests.factories import make_task
 from workers.archiver import DEFAULT_BATCH_SIZE, Archiver
-from workers.management.commands.bench_scheduler import _use_bench_database
 
 TENANT = "bench-tenant"
 INSERT_CHUNK = 2_000
@@ -132,17 +133,17 @@ def run_archiver(context: Context, name: str, *, jobs: int, batch_size: int | No
     }
 
 
-def _history(task: Task, count: int, days: int) -> list[HistoryRecord]:
+def _history(task: Task, count: int, days: int) -> list[JobRecord]:
     now = datetime.now(UTC).replace(microsecond=0)
     step = timedelta(days=days) / count
     records = []
     for i in range(count):
         scheduled = now - timedelta(minutes=5) - step * i
         records.append(
-            HistoryRecord(
+            JobRecord(
                 tenant_id=task.tenant_id,
                 task_id=task.id,
-                job_id=new_id(),
+                id=new_id(),
                 scheduled_at=scheduled,
                 status="succeeded" if i % 20 else "dead",
                 attempt=1 if i % 20 else 5,

@@ -1,6 +1,6 @@
 """The history port: where finished jobs live after they leave the queue.
 
-A store keeps one `HistoryRecord` per job, keyed like the Cassandra table:
+A store keeps one `JobRecord` (jobsched_project.records) per job, keyed like the Cassandra table:
 (tenant_id, task_id, scheduled_at, job_id), newest first, plus a lookup by
 (tenant_id, job_id). The tenant is part of every key, so a read with the wrong
 tenant finds nothing. Writes are upserts by key: the archiver may write a job
@@ -14,10 +14,13 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import NamedTuple, overload
+from typing import overload
+
+from jobsched_project.records import JobRecord, Position
 
 UTC = dt.UTC
+
+__all__ = ["NEWEST", "HistoryStore", "HistoryUnavailable", "JobRecord", "Position", "truncate_to_millis"]
 
 # The position before every real one: paging with no cursor starts here.
 NEWEST = (dt.datetime.max.replace(tzinfo=UTC), uuid.UUID(int=(1 << 128) - 1))
@@ -25,13 +28,6 @@ NEWEST = (dt.datetime.max.replace(tzinfo=UTC), uuid.UUID(int=(1 << 128) - 1))
 
 class HistoryUnavailable(Exception):
     """The store could not answer (down, timed out): the caller must fail, not guess."""
-
-
-class Position(NamedTuple):
-    """A place in a task's history; a page holds the records strictly older than it."""
-
-    scheduled_at: dt.datetime
-    job_id: uuid.UUID
 
 
 @overload
@@ -45,43 +41,18 @@ def truncate_to_millis(value: dt.datetime | None) -> dt.datetime | None:
     return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryRecord:
-    """A finished job as the history store keeps it (no request headers or body)."""
-
-    tenant_id: str
-    task_id: uuid.UUID
-    job_id: uuid.UUID
-    scheduled_at: dt.datetime  # exact (microseconds kept by every adapter: it is part of the key)
-    status: str
-    attempt: int
-    max_attempts: int
-    priority: int
-    request_method: str
-    request_url: str
-    http_status: int | None = None
-    error: str | None = None
-    response_body: str | None = None
-    started_at: dt.datetime | None = None  # milliseconds
-    finished_at: dt.datetime | None = None  # milliseconds
-
-    @property
-    def position(self) -> Position:
-        return Position(self.scheduled_at, self.job_id)
-
-
 class HistoryStore:
     """The port. Subclasses implement the three operations; see the module docstring."""
 
-    def write_many(self, records: Iterable[HistoryRecord]) -> None:
+    def write_many(self, records: Iterable[JobRecord]) -> None:
         """Upsert every record; raise (HistoryUnavailable) unless all of them are stored."""
         raise NotImplementedError
 
-    def get(self, tenant_id: str, job_id: uuid.UUID) -> HistoryRecord | None:
+    def get(self, tenant_id: str, job_id: uuid.UUID) -> JobRecord | None:
         """The tenant's job, or None (absent, expired, or another tenant's)."""
         raise NotImplementedError
 
-    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[HistoryRecord]:
+    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[JobRecord]:
         """Up to `limit` records of the task strictly older than `cursor`, by (scheduled_at, job_id) DESC."""
         raise NotImplementedError
 

@@ -40,22 +40,25 @@ from cassandra.cluster import NoHostAvailable
 from cassandra.query import UNSET_VALUE
 from django.conf import settings
 
-from history.base import HistoryRecord, HistoryStore, HistoryUnavailable, Position, truncate_to_millis
+from history.base import HistoryStore, HistoryUnavailable, JobRecord, Position, truncate_to_millis
+from jobsched_project.records import STORED_FIELDS
 
 logger = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 64
 UNAVAILABLE_ERRORS = (NoHostAvailable, OperationTimedOut, RequestExecutionException)
 
-_RECORD_COLUMNS = (
-    "tenant_id, task_id, job_id, scheduled_at, scheduled_at_micros, status, attempt, max_attempts, priority, "
-    "request_method, request_url, http_status, error, response_body, started_at, finished_at"
-)
+# Column lists from the record's fields (jobsched_project.records): the table names the id job_id, and
+# splits scheduled_at into a millisecond timestamp and the microseconds below it.
+_KEY_FIELDS = ("id", "tenant_id", "task_id", "scheduled_at")
+_VALUE_FIELDS = tuple(name for name in STORED_FIELDS if name not in _KEY_FIELDS)
+_TIME_FIELDS = frozenset({"started_at", "finished_at"})
+_RECORD_COLUMNS = ", ".join(["job_id" if name == "id" else name for name in STORED_FIELDS] + ["scheduled_at_micros"])
+_INSERT_COLUMNS = ("tenant_id", "task_id", "bucket", "scheduled_at", "job_id", "scheduled_at_micros", *_VALUE_FIELDS)
 
 INSERT_HISTORY = (
-    "INSERT INTO job_history (tenant_id, task_id, bucket, scheduled_at, job_id, scheduled_at_micros, status, "
-    "attempt, max_attempts, priority, request_method, request_url, http_status, error, response_body, "
-    "started_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) USING TTL ?"
+    f"INSERT INTO job_history ({', '.join(_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('?' * len(_INSERT_COLUMNS))}) USING TTL ?"
 )
 INSERT_BY_ID = "INSERT INTO job_by_id (tenant_id, job_id, task_id, scheduled_at) VALUES (?, ?, ?, ?) USING TTL ?"
 SELECT_BY_ID = "SELECT task_id, scheduled_at FROM job_by_id WHERE tenant_id = ? AND job_id = ?"
@@ -153,34 +156,27 @@ def _micros_below_millis(moment: dt.datetime) -> int:
     return moment.microsecond % 1000
 
 
-def history_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
+def history_values(record: JobRecord, ttl_seconds: int) -> tuple:
     """The values INSERT_HISTORY binds for `record`, in order."""
     micros = _micros_below_millis(record.scheduled_at)
-    return (
+    key = (
         record.tenant_id,
         record.task_id,
         bucket_of(record.scheduled_at),
         truncate_to_millis(record.scheduled_at),
-        record.job_id,
+        record.id,
         micros or UNSET_VALUE,
-        record.status,
-        record.attempt,
-        record.max_attempts,
-        record.priority,
-        record.request_method,
-        record.request_url,
-        _unset_if_none(record.http_status),
-        _unset_if_none(record.error),
-        _unset_if_none(record.response_body),
-        _unset_if_none(truncate_to_millis(record.started_at)),
-        _unset_if_none(truncate_to_millis(record.finished_at)),
-        ttl_seconds,
     )
+    values = []
+    for name in _VALUE_FIELDS:
+        value = getattr(record, name)
+        values.append(_unset_if_none(truncate_to_millis(value) if name in _TIME_FIELDS else value))
+    return (*key, *values, ttl_seconds)
 
 
-def by_id_values(record: HistoryRecord, ttl_seconds: int) -> tuple:
+def by_id_values(record: JobRecord, ttl_seconds: int) -> tuple:
     """The values INSERT_BY_ID binds for `record`, in order."""
-    return (record.tenant_id, record.job_id, record.task_id, truncate_to_millis(record.scheduled_at), ttl_seconds)
+    return (record.tenant_id, record.id, record.task_id, truncate_to_millis(record.scheduled_at), ttl_seconds)
 
 
 @overload
@@ -194,25 +190,13 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
-def record_from_row(row: Any) -> HistoryRecord:
-    scheduled_at = _aware(row.scheduled_at) + dt.timedelta(microseconds=row.scheduled_at_micros or 0)
-    return HistoryRecord(
-        tenant_id=row.tenant_id,
-        task_id=row.task_id,
-        job_id=row.job_id,
-        scheduled_at=scheduled_at,
-        status=row.status,
-        attempt=row.attempt,
-        max_attempts=row.max_attempts,
-        priority=row.priority,
-        request_method=row.request_method,
-        request_url=row.request_url,
-        http_status=row.http_status,
-        error=row.error,
-        response_body=row.response_body,
-        started_at=_aware(row.started_at),
-        finished_at=_aware(row.finished_at),
-    )
+def record_from_row(row: Any) -> JobRecord:
+    """A record from a row selected with `_RECORD_COLUMNS`."""
+    values = {name: getattr(row, "job_id" if name == "id" else name) for name in STORED_FIELDS}
+    values["scheduled_at"] = _aware(row.scheduled_at) + dt.timedelta(microseconds=row.scheduled_at_micros or 0)
+    for name in _TIME_FIELDS:
+        values[name] = _aware(values[name])
+    return JobRecord(**values)
 
 
 def contact_points(hosts: list[str]) -> tuple[list[str], int]:
@@ -311,7 +295,7 @@ class CassandraHistoryStore(HistoryStore):
 
     # --- the port ---
 
-    def write_many(self, records: Iterable[HistoryRecord]) -> None:
+    def write_many(self, records: Iterable[JobRecord]) -> None:
         records = list(records)
         if not records:
             return
@@ -357,8 +341,8 @@ class CassandraHistoryStore(HistoryStore):
         for future in futures:
             future.result()  # re-raises a failed statement's error
 
-    def get(self, tenant_id: str, job_id: uuid.UUID) -> HistoryRecord | None:
-        def read() -> HistoryRecord | None:
+    def get(self, tenant_id: str, job_id: uuid.UUID) -> JobRecord | None:
+        def read() -> JobRecord | None:
             session, prepared = self._statements()
             where = session.execute(prepared["select_by_id"], (tenant_id, job_id)).one()
             if where is None:
@@ -371,10 +355,10 @@ class CassandraHistoryStore(HistoryStore):
 
         return self._call(read)
 
-    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[HistoryRecord]:
-        def read() -> list[HistoryRecord]:
+    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[JobRecord]:
+        def read() -> list[JobRecord]:
             session, prepared = self._statements()
-            found: list[HistoryRecord] = []
+            found: list[JobRecord] = []
             for statement, params in self.page_reads(tenant_id, task_id, cursor):
                 if len(found) >= limit:
                     break

@@ -16,13 +16,33 @@ from typing import overload
 from django.conf import settings
 from django.db import DatabaseError, connections
 
-from history.base import NEWEST, HistoryRecord, HistoryStore, HistoryUnavailable, Position
-from jobs.sql import expand, load_queries
+from history.base import NEWEST, HistoryStore, HistoryUnavailable, JobRecord, Position
+from jobsched_project.records import STORED_FIELDS, record_from_sql_row, sql_columns
+from jobsched_project.sqlfiles import expand, load_queries
 
-QUERIES = load_queries(Path(__file__).parent / "sql")
+# job_history names the job's id job_id; every column list comes from the record's fields.
+_SELECT_COLUMNS = sql_columns(id_column="job_id")
+_INSERT_COLUMNS = ", ".join("job_id" if name == "id" else name for name in STORED_FIELDS)
+# The primary key (tenant_id, task_id, scheduled_at, job_id) never changes on a rewrite.
+_UPDATED = [name for name in STORED_FIELDS if name not in {"id", "tenant_id", "task_id", "scheduled_at"}]
+_UPDATE_COLUMNS = ", ".join(f"{name} = VALUES({name})" for name in [*_UPDATED, "expires_at"])
+_COLUMN_LISTS = {
+    "{record_columns}": _SELECT_COLUMNS,
+    "{insert_columns}": _INSERT_COLUMNS,
+    "{update_columns}": _UPDATE_COLUMNS,
+}
+
+
+def _with_columns(query: str) -> str:
+    for marker, columns in _COLUMN_LISTS.items():
+        query = query.replace(marker, columns)
+    return query
+
+
+QUERIES = {name: _with_columns(query) for name, query in load_queries(Path(__file__).parent / "sql").items()}
 
 WRITE_CHUNK = 500  # rows per INSERT: well under max_allowed_packet with truncated bodies
-_COLUMNS = 16
+_COLUMNS = len(STORED_FIELDS) + 1  # and expires_at
 
 
 @overload
@@ -36,36 +56,10 @@ def to_db(value: dt.datetime | None) -> dt.datetime | None:
     return value.astimezone(dt.UTC).replace(tzinfo=None) if value.tzinfo else value
 
 
-@overload
-def from_db(value: dt.datetime) -> dt.datetime: ...
-@overload
-def from_db(value: None) -> None: ...
-def from_db(value: dt.datetime | None) -> dt.datetime | None:
-    """Aware UTC from the connection's naive UTC."""
-    return None if value is None else value.replace(tzinfo=dt.UTC)
-
-
-def record_from_row(row: tuple) -> HistoryRecord:
-    """A record from a row in job_history's column order (`history_get`, `history_page`, `archive_select`)."""
-    (tenant_id, task_id, job_id, scheduled_at, status, attempt, max_attempts, priority) = row[:8]
-    (request_method, request_url, http_status, error, response_body, started_at, finished_at) = row[8:]
-    return HistoryRecord(
-        tenant_id=tenant_id,
-        task_id=uuid.UUID(bytes=bytes(task_id)),
-        job_id=uuid.UUID(bytes=bytes(job_id)),
-        scheduled_at=from_db(scheduled_at),
-        status=status,
-        attempt=attempt,
-        max_attempts=max_attempts,
-        priority=priority,
-        request_method=request_method,
-        request_url=request_url,
-        http_status=http_status,
-        error=error,
-        response_body=response_body,
-        started_at=from_db(started_at),
-        finished_at=from_db(finished_at),
-    )
+def _sql_value(name: str, value):
+    if name in ("id", "task_id"):
+        return value.bytes
+    return to_db(value) if isinstance(value, dt.datetime) else value
 
 
 class SqlHistoryStore(HistoryStore):
@@ -91,7 +85,7 @@ class SqlHistoryStore(HistoryStore):
         except DatabaseError as exc:
             raise HistoryUnavailable(f"SQL history store: {exc}") from exc
 
-    def write_many(self, records: Iterable[HistoryRecord]) -> None:
+    def write_many(self, records: Iterable[JobRecord]) -> None:
         records = list(records)
         if not records:
             return
@@ -100,36 +94,20 @@ class SqlHistoryStore(HistoryStore):
         for start in range(0, len(records), WRITE_CHUNK):
             chunk = records[start : start + WRITE_CHUNK]
             params: list = []
-            for r in chunk:
-                params += [
-                    r.tenant_id,
-                    r.task_id.bytes,
-                    to_db(r.scheduled_at),
-                    r.job_id.bytes,
-                    r.status,
-                    r.attempt,
-                    r.max_attempts,
-                    r.priority,
-                    r.request_method,
-                    r.request_url,
-                    r.http_status,
-                    r.error,
-                    r.response_body,
-                    to_db(r.started_at),
-                    to_db(r.finished_at),
-                    expires_at,
-                ]
+            for record in chunk:
+                params += [_sql_value(name, getattr(record, name)) for name in STORED_FIELDS]
+                params.append(expires_at)
             self._execute(expand(QUERIES["history_upsert"], len(chunk), _COLUMNS), params)
 
-    def get(self, tenant_id: str, job_id: uuid.UUID) -> HistoryRecord | None:
+    def get(self, tenant_id: str, job_id: uuid.UUID) -> JobRecord | None:
         rows = self._fetch(QUERIES["history_get"], [tenant_id, job_id.bytes])
-        return record_from_row(rows[0]) if rows else None
+        return record_from_sql_row(rows[0]) if rows else None
 
-    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[HistoryRecord]:
+    def page(self, tenant_id: str, task_id: uuid.UUID, cursor: Position | None, limit: int) -> list[JobRecord]:
         before_at, before_id = cursor or NEWEST
         at = to_db(before_at)
         params = [tenant_id, task_id.bytes, at, at, before_id.bytes, limit]
-        return [record_from_row(row) for row in self._fetch(QUERIES["history_page"], params)]
+        return [record_from_sql_row(row) for row in self._fetch(QUERIES["history_page"], params)]
 
     def purge_expired(self, *, limit: int) -> int:
         return self._execute(QUERIES["history_purge_expired"], [limit])

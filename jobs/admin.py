@@ -9,7 +9,6 @@ query per row (the task name comes from a subquery of the same statement).
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from datetime import timedelta
@@ -18,11 +17,11 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.models import CHANGE, LogEntry
-from django.contrib.admin.options import IncorrectLookupParameters, ShowFacets
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils import timezone
@@ -31,33 +30,12 @@ from django.views.decorators.http import require_POST
 
 from jobs import console, services
 from jobs.models import DeadJob, Job, JobStatus
+from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
 from jobsched_project.ids import parse_id
+from jobsched_project.masking import mask_body, mask_url
 from tasks.models import Task
 
 RETRY_LOG_MESSAGE = "Retried from the dead-letter console: requeued"
-
-
-class InputListFilter(admin.SimpleListFilter):
-    """A list filter with a text box, for values too many to list (tenants, task ids).
-
-    `lookups` offers a bounded few; any value can be typed.
-    """
-
-    template = "admin/jobs/input_filter.html"
-    placeholder = ""
-
-    def has_output(self) -> bool:
-        return True
-
-    def choices(self, changelist):
-        yield from super().choices(changelist)
-        yield {
-            "input": True,
-            "parameter_name": self.parameter_name,
-            "value": self.value() or "",
-            "placeholder": self.placeholder,
-            "hidden": [(name, value) for name, value in changelist.params.items() if name != self.parameter_name],
-        }
 
 
 class TenantFilter(InputListFilter):
@@ -155,55 +133,6 @@ def with_task_name(queryset):
     return queryset.annotate(task_name=Subquery(Task.objects.filter(pk=OuterRef("task_id")).values("name")[:1]))
 
 
-def preformatted(text: str):
-    """Text shown as sent (escaped), or a dash when empty."""
-    return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text) if text else "—"
-
-
-def masked_headers_block(headers):
-    """Headers as pretty JSON with credential-looking values masked."""
-    masked = console.mask_headers(headers)
-    return preformatted(json.dumps(masked, indent=2, ensure_ascii=False)) if masked else "—"
-
-
-class BoundedReadOnlyAdmin(admin.ModelAdmin):
-    """Read-only, and list pages that stay fast on a large table: a capped count, no full count, no facets.
-
-    Edits go through the services (the tenant API, the retry and pause actions),
-    never through a form. The search is exact on ids (`id_search_fields`, a UUID
-    term) and otherwise one lookup (`text_search`): the admin's default ORs an
-    icontains over every field, which no index serves and which BINARY(16) ids cannot match.
-    """
-
-    list_per_page = 50
-    show_full_result_count = False
-    show_facets = ShowFacets.NEVER
-    paginator = console.CappedCountPaginator
-    id_search_fields: tuple[str, ...] = ("pk",)
-    text_search = ""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def get_search_results(self, request, queryset, search_term):
-        term = search_term.strip()
-        if not term:
-            return queryset, False
-        as_id = parse_id(term)
-        if as_id is not None:
-            by_id = Q()
-            for field_name in self.id_search_fields:
-                by_id |= Q(**{field_name: as_id})
-            return queryset.filter(by_id), False
-        return queryset.filter(**{self.text_search: term}), False
-
-
 class JobPagesAdmin(BoundedReadOnlyAdmin):
     """What both job admins show: the task's name without a per-row query, and the request with credentials masked."""
 
@@ -262,7 +191,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
 
     @admin.display(description="URL")
     def masked_request_url(self, obj: Job) -> str:
-        return console.mask_url(obj.request_url)
+        return mask_url(obj.request_url)
 
     @admin.display(description="headers")
     def masked_request_headers(self, obj: Job):
@@ -270,7 +199,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
 
     @admin.display(description="body")
     def masked_request_body(self, obj: Job):
-        return preformatted(console.mask_body(obj.request_body))
+        return preformatted(mask_body(obj.request_body))
 
     @admin.display(description="secret reference")
     def secret_ref_name(self, obj: Job) -> str:

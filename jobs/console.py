@@ -1,87 +1,25 @@
 """The support console's rules, kept out of the admin classes so they test alone.
 
-- which request values are credentials (masked on the dead job's page);
 - paced, bounded bulk retries through `jobs.services.job_retry` (the one guarded
   UPDATE; nothing here re-implements it);
-- the DLQ summary and a paginator that never counts a large table whole.
+- the DLQ summary (one bounded query, `jobs.queue.dead_jobs_by_tenant`).
+
+Masking credentials is `jobsched_project.masking`; the capped paginator is
+`jobsched_project.admin_base`, shared with the task admin.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import cached_property
-from typing import Any, cast
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from django.core.paginator import Paginator
-from django.db import connection
-from django.db.models import QuerySet
-
-from jobs import services
+from jobs import queue, services
 from jobs.models import DeadJob
-from jobs.sql import QUERIES
 
 logger = logging.getLogger(__name__)
-
-MASK = "••••••"
-_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "set-cookie"}
-_SECRET_FRAGMENTS = ("token", "secret", "key", "password", "passwd", "auth", "session", "signature", "credential")
-
-
-def is_secret_name(name: str) -> bool:
-    """A header, query parameter or JSON key whose value must never be shown."""
-    lowered = str(name).lower()
-    return lowered in _SECRET_HEADERS or any(fragment in lowered for fragment in _SECRET_FRAGMENTS)
-
-
-def mask_headers(headers: Any) -> dict[str, str]:
-    """The request headers with credential-looking values replaced by a mask."""
-    if not isinstance(headers, dict):
-        return {}
-    return {str(name): MASK if is_secret_name(name) else str(value) for name, value in headers.items()}
-
-
-def mask_url(url: str) -> str:
-    """The URL with userinfo and credential-looking query values masked."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return MASK
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = MASK + "@" + netloc.rpartition("@")[2]
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(name, MASK if is_secret_name(name) else value) for name, value in pairs], safe=MASK)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
-
-def _mask_json(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: MASK if is_secret_name(key) else _mask_json(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_mask_json(item) for item in value]
-    return value
-
-
-def mask_body(body: str) -> str:
-    """A JSON body with credential-looking keys masked (pretty-printed); other bodies as sent."""
-    if not body:
-        return ""
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return body
-    if not isinstance(parsed, (dict, list)):
-        return body
-    return json.dumps(_mask_json(parsed), indent=2, ensure_ascii=False)
 
 
 class Pacer:
@@ -179,15 +117,8 @@ SUMMARY_TENANTS = 20
 
 
 @dataclass(frozen=True)
-class TenantDead:
-    tenant_id: str
-    dead: int
-    oldest: datetime | None
-
-
-@dataclass(frozen=True)
 class DeadSummary:
-    tenants: list[TenantDead]
+    tenants: list[queue.TenantDead]
     scanned: int  # rows read: N + 1 when capped
     capped: bool  # counts are lower bounds over the newest SUMMARY_SCAN_ROWS dead jobs
 
@@ -196,15 +127,8 @@ def dead_summary(*, scan_rows: int | None = None, tenants: int | None = None) ->
     """Dead jobs per tenant in one bounded query (see admin_dead_by_tenant)."""
     scan_rows = scan_rows or SUMMARY_SCAN_ROWS
     tenants = tenants or SUMMARY_TENANTS
-    with connection.cursor() as cursor:
-        cursor.execute(QUERIES["admin_dead_by_tenant"], [scan_rows + 1, tenants])
-        rows = cursor.fetchall()
-    scanned = int(rows[0][3]) if rows else 0
-    return DeadSummary(
-        tenants=[TenantDead(tenant_id=row[0], dead=int(row[1]), oldest=row[2]) for row in rows],
-        scanned=scanned,
-        capped=scanned > scan_rows,
-    )
+    counts = queue.dead_jobs_by_tenant(scan_rows=scan_rows + 1, tenants=tenants)
+    return DeadSummary(tenants=counts.tenants, scanned=counts.scanned, capped=counts.scanned > scan_rows)
 
 
 def dead_summary_for(request) -> DeadSummary:
@@ -223,22 +147,3 @@ def oldest_dead_job():
         .only("id", "tenant_id", "finished_at")
         .first()
     )
-
-
-class CappedCountPaginator(Paginator):
-    """Count at most `cap` + 1 rows (COUNT over a LIMITed subquery), never a whole large table.
-
-    Past the cap the admin shows "more than <cap>" and pages beyond it are not linked;
-    filters and search narrow the list instead.
-    """
-
-    cap = 10_000
-
-    @cached_property
-    def count(self) -> int:
-        # Only the ids, unsorted: sorting rows or computing display columns only to count them is wasted work.
-        return cast(QuerySet, self.object_list).order_by().values("pk")[: self.cap + 1].count()
-
-    @property
-    def capped(self) -> bool:
-        return self.count > self.cap

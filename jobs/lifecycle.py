@@ -11,7 +11,7 @@ import logging
 import uuid
 from typing import Any
 
-from jobs.queue_lifecycle import cancel_task_jobs
+from jobs.queue import cancel_task_jobs
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,8 @@
 """A job: one execution of a task. The `jobs` table *is* the queue.
 
-Every state change is a compare-and-set in raw SQL (see jobs/queue.py); this
-model exists for migrations, reads, and the admin. `attempt` only ever grows:
+Every state change is a compare-and-set in raw SQL run by `jobs.queue` (the only
+code that writes to this table; statements in jobs/sql/); this model exists for
+migrations, reads, and the admin. `attempt` only ever grows:
 it is the fencing token a result write must match.
 """
 
@@ -12,6 +13,7 @@ from typing import ClassVar
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
+from tasks.priority import DEFAULT_PRIORITY
 
 
 class JobStatus(models.TextChoices):
@@ -32,7 +34,7 @@ class Job(models.Model):
     scheduled_at = models.DateTimeField()
 
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
-    priority = models.PositiveSmallIntegerField(default=5)
+    priority = models.PositiveSmallIntegerField(default=DEFAULT_PRIORITY)  # tasks.priority.PRIORITIES
     attempt = models.PositiveIntegerField(default=0)
     max_attempts = models.PositiveIntegerField(default=5)
     next_attempt_at = models.DateTimeField()

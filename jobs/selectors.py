@@ -9,63 +9,39 @@ from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import datetime as dt
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import connections
 from django.db.models import Q, QuerySet
 
-from history.base import HistoryRecord, HistoryStore, Position
+from history.base import HistoryStore
 from jobs.models import Job, JobStatus
+from jobsched_project.records import RECORD_FIELDS, JobRecord, Position
 
 # Threads that read the history store while the request thread reads MySQL.
 _STORE_READERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="history-read")
 
 
 @dataclass(frozen=True, slots=True)
-class JobView:
-    """A job as the API shows it, from whichever store holds it."""
+class JobView(JobRecord):
+    """A job as the API shows it: its record, and which store it was read from."""
 
-    id: uuid.UUID
-    task_id: uuid.UUID
-    scheduled_at: dt.datetime
-    status: str
-    attempt: int
-    max_attempts: int
-    priority: int
-    request_method: str
-    request_url: str
-    next_attempt_at: dt.datetime | None
-    started_at: dt.datetime | None
-    finished_at: dt.datetime | None
-    http_status: int | None
-    error: str | None
-    response_body: str | None
-    archived: bool
-
-    @property
-    def position(self) -> Position:
-        return Position(self.scheduled_at, self.id)
+    archived: bool = False
 
     @classmethod
     def of_job(cls, job: Job) -> JobView:
         # next_attempt_at means something only while the job is queued.
         queued = job.status in (JobStatus.PENDING, JobStatus.RUNNING)
-        return cls._copy(job, id=job.id, next_attempt_at=job.next_attempt_at if queued else None, archived=False)
+        shown = {name: getattr(job, name) for name in RECORD_FIELDS}
+        return cls(**{**shown, "next_attempt_at": job.next_attempt_at if queued else None}, archived=False)
 
     @classmethod
-    def of_record(cls, record: HistoryRecord) -> JobView:
-        return cls._copy(record, id=record.job_id, next_attempt_at=None, archived=True)
-
-    @classmethod
-    def _copy(cls, source: Job | HistoryRecord, **own: Any) -> JobView:
-        """Every field not in `own` from the attribute of the same name (Job and HistoryRecord share them)."""
-        shared = {f.name: getattr(source, f.name) for f in dataclasses.fields(cls) if f.name not in own}
-        return cls(**shared, **own)
+    def of_record(cls, record: JobRecord) -> JobView:
+        shown = {name: getattr(record, name) for name in RECORD_FIELDS}
+        return cls(**{**shown, "next_attempt_at": None}, archived=True)
 
 
 # --- history cursors: opaque to clients, exact for us ---

@@ -6,10 +6,8 @@ import enum
 import logging
 import uuid
 
-from django.db import connection
-
+from jobs import queue
 from jobs.models import JobStatus
-from jobs.sql import QUERIES
 from tasks.models import TaskStatus
 
 logger = logging.getLogger(__name__)
@@ -30,16 +28,11 @@ def job_retry(*, job_id: uuid.UUID, tenant_id: str | None) -> RetryOutcome:
     `tenant_id=None` is support staff (any tenant). One guarded UPDATE on
     status='dead' decides; a second read only explains a miss.
     """
-    params = [job_id.bytes, tenant_id, tenant_id]
-    with connection.cursor() as cursor:
-        cursor.execute(QUERIES["retry_dead_job"], params)
-        if cursor.rowcount == 1:
-            logger.info("job requeued", extra={"event": "job_retry", "job_id": str(job_id), "tenant_id": tenant_id})
-            return RetryOutcome.REQUEUED
-        # The guard missed: a concurrent retry, the archiver, or a job that is not dead.
-        cursor.execute(QUERIES["retry_job_status"], params)
-        row = cursor.fetchone()
-    outcome = _why_not_requeued(row)
+    if queue.requeue_dead_job(job_id=job_id, tenant_id=tenant_id):
+        logger.info("job requeued", extra={"event": "job_retry", "job_id": str(job_id), "tenant_id": tenant_id})
+        return RetryOutcome.REQUEUED
+    # The guard missed: a concurrent retry, the archiver, a job that is not dead, or a task not active.
+    outcome = _why_not_requeued(queue.job_status(job_id=job_id, tenant_id=tenant_id))
     logger.info(
         "job retry refused",
         extra={"event": "job_retry", "job_id": str(job_id), "tenant_id": tenant_id, "outcome": outcome.value},

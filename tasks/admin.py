@@ -13,8 +13,8 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
 
-from jobs import console
-from jobs.admin import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
+from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
+from jobsched_project.masking import mask_body, mask_url
 from tasks import services
 from tasks.models import Task
 
@@ -108,7 +108,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
 
     @admin.display(description="URL")
     def masked_http_url(self, obj: Task) -> str:
-        return console.mask_url(obj.http_url)
+        return mask_url(obj.http_url)
 
     @admin.display(description="headers")
     def masked_http_headers(self, obj: Task):
@@ -116,7 +116,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
 
     @admin.display(description="body")
     def masked_http_body(self, obj: Task):
-        return preformatted(console.mask_body(obj.http_body))
+        return preformatted(mask_body(obj.http_body))
 
     @admin.action(description="Pause selected tasks", permissions=["pause"])
     def pause_selected(self, request, queryset):

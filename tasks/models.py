@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
+from tasks.priority import DEFAULT_PRIORITY
 from tasks.schedule import missed
 
 
@@ -50,7 +51,7 @@ class Task(models.Model):
     timeout_seconds = models.PositiveIntegerField(default=30)
     max_attempts = models.PositiveIntegerField(default=5)
     backoff_base_seconds = models.PositiveIntegerField(default=10)
-    priority = models.PositiveSmallIntegerField(default=5)  # 0 = first ... 9 = last
+    priority = models.PositiveSmallIntegerField(default=DEFAULT_PRIORITY)  # tasks.priority.PRIORITIES
 
     status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.ACTIVE)
     # db_default too: the queue's and the benches' raw INSERTs name only the columns they set.

@@ -21,6 +21,7 @@ from rest_framework import serializers
 from tasks import egress, health, schedule, services
 from tasks.headers import HeaderError, validate_headers
 from tasks.models import HttpMethod, MissedRuns, Task
+from tasks.priority import DEFAULT_PRIORITY, PRIORITIES
 from tasks.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
 from tasks.services import ScheduleSpec
 from tasks.targets import check_task_url
@@ -31,7 +32,7 @@ MAX_BODY_BYTES = 64 * 1024
 TIMEOUT_SECONDS = (1, 900)
 MAX_ATTEMPTS = (1, 100)
 BACKOFF_BASE_SECONDS = (1, 86400)
-PRIORITY = (0, 9)
+PRIORITY = (PRIORITIES[0], PRIORITIES[-1])
 # A one-shot may be a minute in the past (client clocks drift) and at most ten years ahead.
 RUN_AT_PAST_TOLERANCE = timedelta(seconds=60)
 RUN_AT_HORIZON = timedelta(days=3653)
@@ -181,7 +182,7 @@ class TaskInput(StrictSerializer):
     timeout_seconds = _bounded_int(TIMEOUT_SECONDS, 30)
     max_attempts = _bounded_int(MAX_ATTEMPTS, 5)
     backoff_base_seconds = _bounded_int(BACKOFF_BASE_SECONDS, 10)
-    priority = _bounded_int(PRIORITY, 5)
+    priority = _bounded_int(PRIORITY, DEFAULT_PRIORITY)
     secret_ref = serializers.CharField(required=False, allow_null=True, max_length=MAX_SECRET_REF_LENGTH)
     missed_runs = serializers.ChoiceField(
         choices=MissedRuns.choices,

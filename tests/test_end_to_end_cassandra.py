@@ -223,7 +223,7 @@ def test_an_archiver_killed_between_the_cassandra_write_and_the_mysql_delete_los
     assert finished.returncode == 0, finished.stderr
     assert not Job.objects.exists()
     page = store.page(TENANT, task.id, None, 100)
-    assert sorted(r.job_id for r in page) == sorted(job.id for job in jobs)  # one row per job
+    assert sorted(r.id for r in page) == sorted(job.id for job in jobs)  # one row per job
     buckets = {bucket_of(job.scheduled_at) for job in jobs}
     rows = sum(
         cassandra_session.execute(

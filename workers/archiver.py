@@ -12,12 +12,11 @@ import logging
 from dataclasses import dataclass, replace
 
 from django.conf import settings
-from django.db import connection
 
-from history.base import HistoryRecord, HistoryStore, HistoryUnavailable, truncate_to_millis
-from history.sql_store import record_from_row
+from history.base import HistoryStore, HistoryUnavailable, truncate_to_millis
+from jobs import queue
 from jobs.models import JobStatus
-from jobs.sql import QUERIES, expand
+from jobsched_project.records import JobRecord
 
 logger = logging.getLogger(__name__)
 
@@ -25,10 +24,8 @@ DEFAULT_BATCH_SIZE = 500
 DEFAULT_PURGE_LIMIT = 1000
 
 
-def record_from_job_row(row: tuple) -> HistoryRecord:
-    """A history record from an `archive_select` row (job_history's column order)."""
-    record = record_from_row(row)
-    # Non-key times at Cassandra's precision (milliseconds), so every adapter stores the same record.
+def as_archived(record: JobRecord) -> JobRecord:
+    """The record as every history store keeps it: non-key times at Cassandra's precision (milliseconds)."""
     return replace(
         record, started_at=truncate_to_millis(record.started_at), finished_at=truncate_to_millis(record.finished_at)
     )
@@ -98,21 +95,16 @@ class Archiver:
         return run
 
     def _archive_status(self, status: str, age_seconds: int, run: ArchiveRun) -> None:
-        with connection.cursor() as cursor:
-            cursor.execute(QUERIES["archive_select"], [status, age_seconds, self.batch_size])
-            rows = cursor.fetchall()
-        if not rows:
+        records = [
+            as_archived(record)
+            for record in queue.finished_jobs(status=status, age_seconds=age_seconds, limit=self.batch_size)
+        ]
+        if not records:
             return
-        records = [record_from_job_row(row) for row in rows]
         # History first: if this raises, nothing is deleted and the next run retries.
         self.store.write_many(records)
-        guards: list = []
-        for record in records:
-            guards += [record.job_id.bytes, record.status, record.attempt]
         # Guarded by (id, status, attempt) as read: a job retried by hand since no longer matches.
-        with connection.cursor() as cursor:
-            cursor.execute(expand(QUERIES["archive_delete"], len(records), 3), guards)
-            deleted = cursor.rowcount
+        deleted = queue.delete_archived(records)
         run.read += len(records)
         run.deleted += deleted
         run.kept += len(records) - deleted

@@ -2,7 +2,7 @@
 
 The other half of the lease: an executor that died or hung leaves its jobs
 'running'; once `lease_expires_at` (the job's time + timeout + 30 s) has passed,
-one guarded UPDATE per sweep takes them back. It never adds an attempt: the
+one guarded UPDATE per sweep (`jobs.queue.sweep_expired_leases`) takes them back. It never adds an attempt: the
 claim counted it already.
 """
 
@@ -10,27 +10,18 @@ from __future__ import annotations
 
 import logging
 
-from django.db import connection
-
-from jobs.sql import QUERIES
+from jobs import queue
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SWEEP_LIMIT = 1000
 
 
-def sweep_expired_leases(*, limit: int = DEFAULT_SWEEP_LIMIT) -> int:
-    """One sweep of at most `limit` rows (autocommit: one short statement); returns how many."""
-    with connection.cursor() as cursor:
-        cursor.execute(QUERIES["reconcile_expired_leases"], [limit])
-        return cursor.rowcount
-
-
 def reconcile_step(*, limit: int = DEFAULT_SWEEP_LIMIT, max_sweeps: int = 100) -> bool:
     """Sweep while each sweep fills the limit; True (busy) when the last one was full."""
     returned: list[int] = []
     while len(returned) < max_sweeps and (not returned or returned[-1] >= limit):
-        returned.append(sweep_expired_leases(limit=limit))
+        returned.append(queue.sweep_expired_leases(limit=limit))
     if any(returned):
         logger.info(
             "expired leases returned",

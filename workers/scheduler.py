@@ -1,6 +1,7 @@
 """The scheduler's tick: due tasks become jobs, on time, never twice, never skipped.
 
-One transaction per tick of three statements whatever the batch size (jobs/sql/scheduler.sql):
+One transaction per tick of three statements whatever the batch size (`jobs.queue.schedule_due_tasks`,
+jobs/sql/scheduler.sql):
 lock the due tasks oldest first, insert one job per task (the request snapshot copied from
 the locked task row), advance every task's next_run_at; commit. The next run comes from
 the previous next_run_at, never from the clock, so after an outage each tick creates the
@@ -22,9 +23,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from django.db import connection, reset_queries, transaction
+from django.db import connection, reset_queries
 
-from jobs.sql import QUERIES
+from jobs import queue
+from jobs.queue import DueTask
 from jobsched_project.ids import new_id
 from tasks.schedule import NextRunMemo, ScheduleError
 from tasks.schedule.missed import plan_due_run
@@ -122,25 +124,25 @@ class Scheduler:
             executed += 1
             return execute(sql, params, many, context)
 
-        # durable: refuse to run inside a caller's transaction, which would hold the row locks past the tick.
-        with connection.execute_wrapper(count), transaction.atomic(durable=True), connection.cursor() as cursor:
-            cursor.execute(QUERIES["scheduler_select_due"], [self.lookahead // timedelta(microseconds=1), limit])
-            rows = cursor.fetchall()
-            if rows:
-                if len(self._memo) > MEMO_MAX_ENTRIES:
-                    self._memo = NextRunMemo()
-                document, earliest_next = _document(
-                    rows, memo=self._memo, missed_after=self.missed_after, replay_max=self.missed_runs_max
-                )
-                # The connection counts found rows (Django sets CLIENT_FOUND_ROWS), so the row
-                # count cannot tell a new job from an existing one: it is not reported.
-                cursor.execute(QUERIES["scheduler_insert_jobs"], [document])
-                # After the insert, which reads the run it schedules from the task's next_run_at.
-                cursor.execute(QUERIES["scheduler_advance_tasks"], [document])
+        earliest_next: datetime | None = None
+        if len(self._memo) > MEMO_MAX_ENTRIES:
+            self._memo = NextRunMemo()
+
+        def plan(rows: list[DueTask]) -> str:
+            nonlocal earliest_next
+            document, earliest_next = _document(
+                rows, memo=self._memo, missed_after=self.missed_after, replay_max=self.missed_runs_max
+            )
+            return document
+
+        with connection.execute_wrapper(count):
+            rows = queue.schedule_due_tasks(
+                lookahead_microseconds=self.lookahead // timedelta(microseconds=1), limit=limit, plan=plan
+            )
         seconds = time.perf_counter() - started
         if not rows:
             return TickResult(0, executed, seconds, None, full=False, behind=False)
-        oldest_due, db_now = rows[0][1], rows[0][5]
+        oldest_due, db_now = rows[0].next_run_at, rows[0].db_now
         return TickResult(
             selected=len(rows),
             statements=executed,
@@ -155,10 +157,7 @@ class Scheduler:
         if self._batch_limit is None:
             fits = self._rows_per_statement
             if fits is None:
-                with connection.cursor() as cursor:
-                    cursor.execute(QUERIES["scheduler_max_allowed_packet"])
-                    (packet,) = cursor.fetchone()
-                fits = max(1, (int(packet) - _STATEMENT_BYTES) // ROW_BYTES)
+                fits = max(1, (queue.max_allowed_packet() - _STATEMENT_BYTES) // ROW_BYTES)
             if fits < self.batch_size:
                 logger.warning(
                     "batch size capped to what max_allowed_packet carries",
@@ -173,7 +172,7 @@ def _json_time(value: datetime | None) -> str:
 
 
 def _document(
-    rows: list[tuple],
+    rows: list[DueTask],
     *,
     memo: NextRunMemo | None = None,
     missed_after: timedelta = timedelta(seconds=DEFAULT_MISSED_AFTER_SECONDS),

@@ -3,29 +3,15 @@
 -- name: history_upsert
 -- An upsert by key: the archiver rewrites a job after a crash between its two writes.
 -- A rewrite refreshes the expiry, as a Cassandra rewrite refreshes the TTL.
-INSERT INTO job_history (
-    tenant_id, task_id, scheduled_at, job_id, status, attempt, max_attempts, priority,
-    request_method, request_url, http_status, error, response_body, started_at, finished_at,
-    expires_at
-)
+-- history.sql_store fills in the column lists from jobsched_project.records.JobRecord's stored
+-- fields (job_id for its id): all of them to insert, and `c = VALUES(c)` for each outside the key.
+INSERT INTO job_history ({insert_columns}, expires_at)
 VALUES {rows}
-ON DUPLICATE KEY UPDATE
-    status = VALUES(status),
-    attempt = VALUES(attempt),
-    max_attempts = VALUES(max_attempts),
-    priority = VALUES(priority),
-    request_method = VALUES(request_method),
-    request_url = VALUES(request_url),
-    http_status = VALUES(http_status),
-    error = VALUES(error),
-    response_body = VALUES(response_body),
-    started_at = VALUES(started_at),
-    finished_at = VALUES(finished_at),
-    expires_at = VALUES(expires_at);
+ON DUPLICATE KEY UPDATE {update_columns};
 
 -- name: history_get
-SELECT tenant_id, task_id, job_id, scheduled_at, status, attempt, max_attempts, priority,
-       request_method, request_url, http_status, error, response_body, started_at, finished_at
+-- The columns are the stored fields of jobsched_project.records.JobRecord (job_id AS id).
+SELECT {record_columns}
 FROM job_history
 WHERE tenant_id = %s
   AND job_id = %s
@@ -33,8 +19,7 @@ WHERE tenant_id = %s
 
 -- name: history_page
 -- Strictly older than the cursor (scheduled_at, job_id), newest first: the primary key's order.
-SELECT tenant_id, task_id, job_id, scheduled_at, status, attempt, max_attempts, priority,
-       request_method, request_url, http_status, error, response_body, started_at, finished_at
+SELECT {record_columns}
 FROM job_history
 WHERE tenant_id = %s
   AND task_id = %s

@@ -1,11 +1,10 @@
--- The support console's reads (jobs/console.py). Bounded by construction: the
+-- The support console's reads (jobs/console.py, through jobs.queue). Bounded by construction: the
 -- admin pages must stay fast however large the jobs table or the DLQ grows.
 
 -- name: admin_dead_by_tenant
 -- Dead jobs per tenant, counted over at most the newest N dead jobs (read along
 -- jobs_archiver_idx (status, finished_at)), so a huge DLQ is never counted whole.
 -- `scanned` is the rows read in all (N + 1 means capped: the counts are lower bounds).
--- Parameters: rows to read (N + 1), tenants to return.
 SELECT s.tenant_id, COUNT(*) AS dead, MIN(s.finished_at) AS oldest,
        SUM(COUNT(*)) OVER () AS scanned
 FROM (
@@ -13,8 +12,8 @@ FROM (
     FROM jobs
     WHERE status = 'dead'
     ORDER BY finished_at DESC
-    LIMIT %s
+    LIMIT %(scan_rows)s
 ) AS s
 GROUP BY s.tenant_id
 ORDER BY dead DESC, s.tenant_id
-LIMIT %s;
+LIMIT %(tenants)s;

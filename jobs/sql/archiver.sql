@@ -1,17 +1,15 @@
--- The archiver (workers/archiver.py): finished jobs leave the queue for the history store.
+-- The archiver (workers/archiver.py, through jobs.queue): finished jobs leave the queue for the history store.
 
 -- name: archive_select
 -- Terminal jobs of one status finished before the cutoff, oldest first, through
 -- jobs_archiver_idx (status, finished_at). No lock: the delete's guard decides.
--- Columns in job_history's order (history.sql_store.record_from_row reads both).
--- Parameters: status, age in seconds, limit.
-SELECT tenant_id, task_id, id, scheduled_at, status, attempt, max_attempts, priority,
-       request_method, request_url, http_status, error, response_body, started_at, finished_at
+-- The columns are the stored fields of jobsched_project.records.JobRecord, filled in by jobs.queue.
+SELECT {record_columns}
 FROM jobs
-WHERE status = %s
-  AND finished_at < NOW(3) - INTERVAL %s SECOND
+WHERE status = %(status)s
+  AND finished_at < NOW(3) - INTERVAL %(age_seconds)s SECOND
 ORDER BY finished_at
-LIMIT %s;
+LIMIT %(limit)s;
 
 -- name: archive_delete
 -- Runs only after the history store holds every row. (id, status, attempt) as read:

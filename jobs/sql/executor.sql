@@ -1,31 +1,18 @@
 -- The executor: claim due jobs, then record each call's result behind the fence.
 -- Times come from the database clock (NOW(3)) only, never a worker's.
 
--- name: claim_due_priorities
--- Which priority levels have a due job, cheapest first. One range read of at most
--- one index entry per level on jobs_claim_idx (status, priority, next_attempt_at):
--- a single ORDER BY priority, next_attempt_at scan walks every future job
--- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way).
--- No locks. Parameter: the lookahead in seconds, once per level.
-(SELECT 0 AS priority FROM jobs WHERE status = 'pending' AND priority = 0 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 1 FROM jobs WHERE status = 'pending' AND priority = 1 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 2 FROM jobs WHERE status = 'pending' AND priority = 2 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 3 FROM jobs WHERE status = 'pending' AND priority = 3 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 4 FROM jobs WHERE status = 'pending' AND priority = 4 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 5 FROM jobs WHERE status = 'pending' AND priority = 5 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 6 FROM jobs WHERE status = 'pending' AND priority = 6 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 7 FROM jobs WHERE status = 'pending' AND priority = 7 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 8 FROM jobs WHERE status = 'pending' AND priority = 8 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1)
-UNION ALL
-(SELECT 9 FROM jobs WHERE status = 'pending' AND priority = 9 AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND LIMIT 1);
+-- name: claim_due_priority_probe
+-- Which priority levels have a due job: one range read of at most one index entry on
+-- jobs_claim_idx (status, priority, next_attempt_at) for one level. jobs.queue joins one
+-- probe per level of tasks.priority.PRIORITIES with UNION ALL, so an empty poll reads one entry
+-- per level: a single ORDER BY priority, next_attempt_at scan walks every future job
+-- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way). No locks.
+SELECT {priority} AS priority
+FROM jobs
+WHERE status = 'pending'
+  AND priority = {priority}
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+LIMIT 1;
 
 -- name: claim_select
 -- The seed's claim SELECT, read one priority level at a time (the caller walks the
@@ -33,26 +20,24 @@ UNION ALL
 -- over rows another executor is claiming right now, so concurrent claims get
 -- disjoint sets; under READ COMMITTED it takes no gap locks, so the scheduler's
 -- inserts into the same index range never wait on a claim.
--- Parameters: priority, lookahead seconds, free slots.
 SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
 FROM jobs
 WHERE status = 'pending'
-  AND priority = %s
-  AND next_attempt_at <= NOW(3) + INTERVAL %s SECOND
+  AND priority = %(priority)s
+  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 ORDER BY next_attempt_at
-LIMIT %s
+LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
 
 -- name: claim_mark_running
 -- Second statement of the claim, same transaction, committed before any HTTP call.
 -- attempt + 1 is the new fencing token. The lease runs from the job's own time, not
 -- the claim's, so a job parked on its timer for up to one poll is never reclaimed.
--- Parameters: worker id, then the claimed ids.
 UPDATE jobs
 SET status = 'running',
-    worker_id = %s,
+    worker_id = %(worker_id)s,
     attempt = attempt + 1,
     started_at = NOW(3),
     lease_expires_at = GREATEST(next_attempt_at, NOW(3)) + INTERVAL (timeout_seconds + 30) SECOND,
@@ -63,11 +48,10 @@ WHERE id IN ({ids})
 -- name: result_lock_fenced
 -- Lock the rows that still carry our claim, so the writes below are exact and every
 -- dropped result is known by id (the caller keeps only rows whose attempt matches).
--- Parameters: worker id, then the job ids.
 SELECT id, attempt, task_id, scheduled_at, tenant_id
 FROM jobs
 WHERE status = 'running'
-  AND worker_id = %s
+  AND worker_id = %(worker_id)s
   AND id IN ({ids})
 FOR UPDATE;
 
@@ -76,7 +60,6 @@ FOR UPDATE;
 -- executors' batches queue on a task instead of deadlocking (a scheduler tick locks in
 -- next_run_at order: a deadlock with it is possible, and InnoDB rolls back one side, which
 -- retries). With their health counters, so the write below sets exact values.
--- Parameters: the task ids.
 SELECT id, status, consecutive_failures, auto_pause_after
 FROM tasks
 WHERE id IN ({ids})
@@ -88,9 +71,8 @@ FOR UPDATE;
 -- dead jobs in a row, computed from the rows locked above; status and paused_reason change only
 -- when this batch's dead jobs reach the task's auto-pause threshold. Not version: the ETag is
 -- the tenant's edits. The derived table is one `SELECT` per task (as in result_write).
--- Parameters: the task rows.
 UPDATE tasks AS t
-JOIN ({tasks}) AS h ON h.id = t.id
+JOIN ({results}) AS h ON h.id = t.id
 SET t.consecutive_failures = h.consecutive_failures,
     t.last_run_job_id = h.job_id,
     t.last_run_scheduled_at = h.scheduled_at,
@@ -108,7 +90,6 @@ SET t.consecutive_failures = h.consecutive_failures,
 -- `SELECT id, attempt, status, http_status, error, response_body, delay_seconds`
 -- per result, joined on the primary key. delay_seconds is the retry backoff
 -- (NULL unless status = 'pending'); the due time still comes from NOW(3).
--- Parameters: the result rows, then the worker id.
 -- The task's status is read with a lock (a joined table in an UPDATE is a locking read), so a
 -- pause or delete committed while the call was in flight is seen here: the retry it asks for is
 -- cancelled instead (a paused task fires nothing), and a dead job of a deleted task is cancelled
@@ -130,5 +111,5 @@ SET j.status = CASE
     j.lease_expires_at = NULL,
     j.updated_at = NOW(3)
 WHERE j.status = 'running'
-  AND j.worker_id = %s
+  AND j.worker_id = %(worker_id)s
   AND j.attempt = r.attempt;

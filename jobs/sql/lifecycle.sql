@@ -1,4 +1,4 @@
--- A task's lifecycle reaching into the queue (jobs/queue_lifecycle.py): pause and delete.
+-- A task's lifecycle reaching into the queue (jobs/queue/lifecycle.py): pause, delete, run now.
 
 -- name: cancel_task_jobs
 -- Runs in the same transaction as the task's own UPDATE (to paused or deleted), after it: that

@@ -12,7 +12,6 @@
 -- fires nothing), and a deleted task's job does not stay dead (out of the DLQ): the same rule
 -- as the result write. The task's status is read by a subquery (a multi-table UPDATE cannot
 -- take LIMIT); a job without a task row (tests, benches) counts as active.
--- Parameter: the limit.
 UPDATE jobs
 SET status = CASE
         WHEN (SELECT t.status FROM tasks AS t WHERE t.id = jobs.task_id) = 'deleted' THEN 'cancelled'
@@ -36,4 +35,4 @@ SET status = CASE
     updated_at = NOW(3)
 WHERE status = 'running'
   AND lease_expires_at < NOW(3)
-LIMIT %s;
+LIMIT %(limit)s;

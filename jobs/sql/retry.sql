@@ -5,7 +5,7 @@
 -- kept, so a late result write from a claim before the retry matches 0 rows; the
 -- budget is refreshed to attempt + the task's max_attempts. The guard on status
 -- makes two concurrent retries (or a retry racing a claim) count once.
--- Parameters: job id, tenant id (NULL = support staff, any tenant), tenant id.
+-- A NULL tenant_id is support staff (any tenant).
 UPDATE jobs AS j
 LEFT JOIN tasks AS t ON t.id = j.task_id
 SET j.status = 'pending',
@@ -19,11 +19,11 @@ SET j.status = 'pending',
     j.started_at = NULL,
     j.finished_at = NULL,
     j.updated_at = NOW(3)
-WHERE j.id = %s
+WHERE j.id = %(job_id)s
   AND j.status = 'dead'
   -- A paused or deleted task fires nothing: its dead job stays put (the API's 409 says why).
   AND COALESCE(t.status, 'active') = 'active'  -- no task row (never in the product): one more attempt
-  AND (%s IS NULL OR j.tenant_id = %s);
+  AND (%(tenant_id)s IS NULL OR j.tenant_id = %(tenant_id)s);
 
 -- name: retry_job_status
 -- After a retry matched 0 rows: is the job gone (archived, never existed, another
@@ -31,5 +31,5 @@ WHERE j.id = %s
 SELECT j.status, t.status
 FROM jobs AS j
 LEFT JOIN tasks AS t ON t.id = j.task_id
-WHERE j.id = %s
-  AND (%s IS NULL OR j.tenant_id = %s);
+WHERE j.id = %(job_id)s
+  AND (%(tenant_id)s IS NULL OR j.tenant_id = %(tenant_id)s);

@@ -1,4 +1,4 @@
--- The scheduler's tick (workers/scheduler.py), one transaction of three statements:
+-- The scheduler's tick (workers/scheduler.py through jobs.queue.schedule_due_tasks), one transaction of three statements:
 --   scheduler_select_due     lock the due tasks, oldest first
 --   scheduler_insert_jobs    ONE multi-row insert of their jobs, snapshot copied from the task rows
 --   scheduler_advance_tasks  ONE update of every selected next_run_at
@@ -18,9 +18,9 @@
 SELECT id, next_run_at, cron_expression, timezone, missed_runs, NOW(3) AS db_now
 FROM tasks
 WHERE status = 'active'
-  AND next_run_at <= NOW(3) + INTERVAL %s MICROSECOND
+  AND next_run_at <= NOW(3) + INTERVAL %(lookahead_microseconds)s MICROSECOND
 ORDER BY next_run_at
-LIMIT %s
+LIMIT %(limit)s
 FOR UPDATE
 
 -- name: scheduler_insert_jobs
@@ -34,9 +34,9 @@ INSERT INTO jobs (id, task_id, tenant_id, scheduled_at, next_attempt_at, status,
 SELECT UNHEX(due.job_id), t.id, t.tenant_id, due.scheduled_at, due.scheduled_at, 'pending', t.priority, 0,
        t.max_attempts, t.timeout_seconds, t.backoff_base_seconds,
        t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, NOW(6)
-FROM JSON_TABLE(%s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
-                                    job_id CHAR(32) PATH '$[1]',
-                                    scheduled_at DATETIME(6) PATH '$[3]')) AS due
+FROM JSON_TABLE(%(due)s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
+                                        job_id CHAR(32) PATH '$[1]',
+                                        scheduled_at DATETIME(6) PATH '$[3]')) AS due
 JOIN tasks t ON t.id = UNHEX(due.task_id)
 WHERE due.scheduled_at IS NOT NULL
 ON DUPLICATE KEY UPDATE id = jobs.id
@@ -45,7 +45,7 @@ ON DUPLICATE KEY UPDATE id = jobs.id
 -- One statement for every selected task (a per-task UPDATE was the original system's
 -- bottleneck), run after the insert, which reads the run being scheduled from next_run_at.
 -- Only next_run_at: version is the tenant's ETag and updated_at their last edit.
-UPDATE JSON_TABLE(%s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
+UPDATE JSON_TABLE(%(due)s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
                                       next_run_at DATETIME(6) PATH '$[2]')) AS due
 JOIN tasks t ON t.id = UNHEX(due.task_id)
 SET t.next_run_at = due.next_run_at

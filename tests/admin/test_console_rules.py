@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from jobs.console import MASK, Pacer, dead_summary, is_secret_name, mask_body, mask_headers, mask_url
+from jobs.console import Pacer, dead_summary
+from jobsched_project.masking import MASK, is_secret_name, mask_body, mask_headers, mask_url
 from tests.admin.conftest import FakeTime
 from tests.admin.support import make_dead_job
 from tests.factories import make_task

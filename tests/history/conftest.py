@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from history.base import HistoryRecord
+from history.base import JobRecord
 from history.cassandra_store import CassandraHistoryStore
 from history.memory import InMemoryHistoryStore
 from history.sql_store import SqlHistoryStore
@@ -46,13 +46,13 @@ def make_record(
     task_id: uuid.UUID | None = None,
     scheduled_at: dt.datetime | None = None,
     **overrides,
-) -> HistoryRecord:
+) -> JobRecord:
     """A finished job's record; every store's tests use fresh tenants so runs never collide."""
     finished = dt.datetime.now(dt.UTC).replace(microsecond=123000) - dt.timedelta(hours=2)
     fields = {
         "tenant_id": tenant_id or f"tenant-{uuid.uuid4().hex[:12]}",
         "task_id": task_id or new_id(),
-        "job_id": new_id(),
+        "id": new_id(),
         "scheduled_at": scheduled_at or finished - dt.timedelta(seconds=5),
         "status": "succeeded",
         "attempt": 1,
@@ -67,4 +67,4 @@ def make_record(
         "finished_at": finished,
     }
     fields.update(overrides)
-    return HistoryRecord(**fields)
+    return JobRecord(**fields)

@@ -30,7 +30,7 @@ def store(cassandra_session):
 
 def _history_cells(session, record, *columns):
     where = "tenant_id = %s AND task_id = %s AND bucket = %s AND scheduled_at = %s AND job_id = %s"
-    key = (record.tenant_id, record.task_id, bucket_of(record.scheduled_at), record.scheduled_at, record.job_id)
+    key = (record.tenant_id, record.task_id, bucket_of(record.scheduled_at), record.scheduled_at, record.id)
     return session.execute(f"SELECT {', '.join(columns)} FROM job_history WHERE {where}", key).one()
 
 
@@ -42,7 +42,7 @@ def test_every_written_row_carries_the_ttl_in_both_tables(store, cassandra_sessi
     cells = _history_cells(cassandra_session, record, "TTL(status)", "TTL(error)", "TTL(finished_at)")
     assert all(TTL - 60 < ttl <= TTL for ttl in cells), cells
     (by_id_ttl,) = cassandra_session.execute(
-        "SELECT TTL(task_id) FROM job_by_id WHERE tenant_id = %s AND job_id = %s", (record.tenant_id, record.job_id)
+        "SELECT TTL(task_id) FROM job_by_id WHERE tenant_id = %s AND job_id = %s", (record.tenant_id, record.id)
     ).one()
     assert TTL - 60 < by_id_ttl <= TTL
 
@@ -77,7 +77,7 @@ def test_the_tombstone_probe_sees_a_null_write(cassandra_session):
         "INSERT INTO job_history (tenant_id, task_id, bucket, scheduled_at, job_id, error) VALUES (?, ?, ?, ?, ?, ?)"
     )
     partition = (record.tenant_id, record.task_id, bucket_of(record.scheduled_at))
-    cassandra_session.execute(insert, (*partition, record.scheduled_at, record.job_id, None))
+    cassandra_session.execute(insert, (*partition, record.scheduled_at, record.id, None))
 
     select = "SELECT * FROM job_history WHERE tenant_id = %s AND task_id = %s AND bucket = %s"
     assert _tombstone_cells_read(cassandra_session, select, partition) == 1
@@ -89,7 +89,7 @@ def test_a_rewrite_with_an_empty_column_keeps_the_earlier_cell(store, cassandra_
 
     store.write_many([dataclasses.replace(record, error=None)])
 
-    assert store.get(record.tenant_id, record.job_id).error == "HTTP 500"
+    assert store.get(record.tenant_id, record.id).error == "HTTP 500"
 
 
 def test_a_thousand_records_in_one_write_are_all_readable(store):
@@ -113,7 +113,7 @@ def test_no_node_listening_is_history_unavailable_for_every_operation():
         with pytest.raises(HistoryUnavailable):
             store.write_many([record])
         with pytest.raises(HistoryUnavailable):
-            store.get(record.tenant_id, record.job_id)
+            store.get(record.tenant_id, record.id)
         with pytest.raises(HistoryUnavailable):
             store.page(record.tenant_id, record.task_id, None, 10)
     finally:

@@ -97,7 +97,7 @@ def test_a_full_record_binds_every_value_and_the_ttl():
         record.task_id,
         202610,
         dt.datetime(2026, 10, 31, 23, 59, 59, 987000, tzinfo=UTC),
-        record.job_id,
+        record.id,
         654,
     )
     assert values[-1] == 2592000
@@ -132,7 +132,7 @@ def test_the_session_receives_unset_for_empty_columns_and_a_later_write_keeps_ea
     (first, second) = session.statements_named(cs.INSERT_HISTORY)
     assert first[13] == "HTTP 500" and second[13] is UNSET_VALUE
     # The cost of writing no tombstones: a cell left unset keeps its earlier value.
-    assert store.get(record.tenant_id, record.job_id).error == "HTTP 500"
+    assert store.get(record.tenant_id, record.id).error == "HTTP 500"
 
 
 def test_by_id_row_says_where_the_job_lives():
@@ -140,7 +140,7 @@ def test_by_id_row_says_where_the_job_lives():
 
     assert cs.by_id_values(record, 60) == (
         record.tenant_id,
-        record.job_id,
+        record.id,
         record.task_id,
         dt.datetime(2026, 11, 2, 8, 0, 0, 1000, tzinfo=UTC),
         60,
@@ -236,7 +236,7 @@ def test_a_record_older_than_the_lookback_is_not_listed_but_still_readable_by_id
     store.write_many([ancient])
 
     assert store.page(ancient.tenant_id, ancient.task_id, None, 10) == []
-    assert store.get(ancient.tenant_id, ancient.job_id) == ancient
+    assert store.get(ancient.tenant_id, ancient.id) == ancient
 
 
 # --- parallel writes ---
@@ -268,7 +268,7 @@ def test_a_failed_insert_fails_the_whole_write():
     session = FakeCassandraSession()
     store = store_with(session)
     records = [make_record() for _ in range(10)]
-    doomed = records[6].job_id
+    doomed = records[6].id
 
     def timeout_on_doomed(cql, values):
         if doomed in values:

@@ -34,7 +34,7 @@ def test_a_written_record_reads_back_equal_by_tenant_and_id(history_store):
 
     history_store.write_many([record])
 
-    assert history_store.get(record.tenant_id, record.job_id) == record
+    assert history_store.get(record.tenant_id, record.id) == record
 
 
 def test_empty_columns_read_back_as_none(history_store):
@@ -44,14 +44,14 @@ def test_empty_columns_read_back_as_none(history_store):
 
     history_store.write_many([record])
 
-    assert history_store.get(record.tenant_id, record.job_id) == record
+    assert history_store.get(record.tenant_id, record.id) == record
 
 
 def test_another_tenant_reads_nothing(history_store):
     record = make_record()
     history_store.write_many([record])
 
-    assert history_store.get("someone-else", record.job_id) is None
+    assert history_store.get("someone-else", record.id) is None
     assert history_store.page("someone-else", record.task_id, None, 10) == []
 
 
@@ -67,7 +67,7 @@ def test_writing_a_record_again_is_an_upsert_not_a_duplicate(history_store):
     history_store.write_many([again])
     history_store.write_many([again])
 
-    assert history_store.get(record.tenant_id, record.job_id) == again
+    assert history_store.get(record.tenant_id, record.id) == again
     assert history_store.page(record.tenant_id, record.task_id, None, 10) == [again]
 
 
@@ -95,7 +95,7 @@ def test_equal_times_are_ordered_by_job_id_descending(history_store):
 
     page = history_store.page(first.tenant_id, first.task_id, None, 10)
 
-    assert [r.job_id for r in page] == sorted([first.job_id, second.job_id], reverse=True)
+    assert [r.id for r in page] == sorted([first.id, second.id], reverse=True)
     assert history_store.page(first.tenant_id, first.task_id, page[0].position, 10) == page[1:]
 
 
@@ -114,7 +114,7 @@ def test_following_cursors_visits_every_record_once_in_order_across_months(histo
     ages = [dt.timedelta(days=d, minutes=m) for d in (0, 1, 9, 20, 31, 38) for m in (3, 17)]
     records = [first] + [make_record(**task, scheduled_at=NOW - age) for age in ages]
     history_store.write_many(records)
-    expected = sorted(records, key=lambda r: (r.scheduled_at, r.job_id), reverse=True)
+    expected = sorted(records, key=lambda r: (r.scheduled_at, r.id), reverse=True)
 
     for limit in (1, 2, 5, 13, 50):
         pages = walk(history_store, first.tenant_id, first.task_id, limit)
@@ -139,4 +139,4 @@ def test_many_records_written_at_once_are_all_stored(history_store):
     history_store.write_many(records)
 
     assert len(history_store.page(first.tenant_id, first.task_id, None, 1000)) == 300
-    assert all(history_store.get(r.tenant_id, r.job_id) == r for r in records[::37])
+    assert all(history_store.get(r.tenant_id, r.id) == r for r in records[::37])

@@ -18,7 +18,7 @@ def _expire(*records):
         for record in records:
             cursor.execute(
                 "UPDATE job_history SET expires_at = NOW(6) - INTERVAL 1 SECOND WHERE tenant_id = %s AND job_id = %s",
-                [record.tenant_id, record.job_id.bytes],
+                [record.tenant_id, record.id.bytes],
             )
 
 
@@ -41,7 +41,7 @@ def test_an_expired_record_is_invisible_before_it_is_purged():
 
     _expire(record)
 
-    assert store.get(record.tenant_id, record.job_id) is None
+    assert store.get(record.tenant_id, record.id) is None
     assert store.page(record.tenant_id, record.task_id, None, 10) == []
     assert HistoryEntry.objects.count() == 1
 
@@ -56,7 +56,7 @@ def test_the_purge_deletes_only_expired_records_and_at_most_its_limit():
     assert store.purge_expired(limit=2) == 2
     assert store.purge_expired(limit=2) == 1
     assert store.purge_expired(limit=2) == 0
-    assert [e.job_id for e in HistoryEntry.objects.all()] == [live.job_id]
+    assert [e.job_id for e in HistoryEntry.objects.all()] == [live.id]
 
 
 def test_rewriting_an_expired_record_revives_it_like_a_cassandra_rewrite():
@@ -67,7 +67,7 @@ def test_rewriting_an_expired_record_revives_it_like_a_cassandra_rewrite():
 
     store.write_many([record])
 
-    assert store.get(record.tenant_id, record.job_id) == record
+    assert store.get(record.tenant_id, record.id) == record
 
 
 def test_writes_larger_than_one_statement_are_split_and_all_stored(monkeypatch):
@@ -84,4 +84,4 @@ def test_a_database_error_is_history_unavailable(monkeypatch):
     monkeypatch.setitem(QUERIES, "history_get", "SELECT * FROM job_history_missing WHERE %s AND %s")
 
     with pytest.raises(HistoryUnavailable):
-        store.get("tenant-a", make_record().job_id)
+        store.get("tenant-a", make_record().id)

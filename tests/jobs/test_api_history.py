@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 
 import pytest
@@ -10,12 +9,13 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from history.base import HistoryRecord, HistoryUnavailable, Position
+from history.base import HistoryUnavailable, JobRecord, Position
 from history.sql_store import SqlHistoryStore
 from history.stores import set_history_store
 from jobs.models import JobStatus
 from jobs.selectors import decode_cursor, encode_cursor, merge_newest_first
 from jobsched_project.ids import new_id
+from jobsched_project.records import STORED_FIELDS
 from tests.factories import make_job, make_task
 from tests.history.conftest import make_record
 
@@ -25,10 +25,9 @@ PROBLEM = "application/problem+json"
 BASE = timezone.now().replace(microsecond=0) - dt.timedelta(days=2)
 
 
-def archived(job) -> HistoryRecord:
-    """The history copy the archiver would write of `job`: every field of the record, from the job's row."""
-    names = [f.name for f in dataclasses.fields(HistoryRecord) if f.name != "job_id"]
-    return HistoryRecord(job_id=job.id, **{name: getattr(job, name) for name in names})
+def archived(job) -> JobRecord:
+    """The history copy the archiver would write of `job`: every stored field of the record, from the job's row."""
+    return JobRecord(**{name: getattr(job, name) for name in STORED_FIELDS})
 
 
 def walk(owner, task_id, limit):
@@ -75,7 +74,7 @@ def test_history_pages_cover_both_stores_in_order_without_gaps_or_duplicates(own
         else:
             record = make_record(tenant_id=owner.tenant_id, task_id=task.id, scheduled_at=at)
             store.write_many([record])
-            expected.append((at, record.job_id, True))
+            expected.append((at, record.id, True))
     expected.sort(reverse=True)
 
     pages = walk(owner, task.id, limit)
@@ -189,7 +188,7 @@ def test_history_merges_mysql_and_the_sql_history_table(owner):
 
         assert [[(j["id"], j["archived"]) for j in page] for page in pages] == [
             [(str(live.id), False), (str(both.id), False)],
-            [(str(gone.job_id), True)],
+            [(str(gone.id), True)],
         ]
     finally:
         set_history_store(None)

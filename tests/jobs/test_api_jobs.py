@@ -43,12 +43,12 @@ def test_an_archived_job_is_returned_from_the_history_store(owner, store):
     record = make_record(tenant_id=owner.tenant_id, status="dead", error="timeout", http_status=None)
     store.write_many([record])
 
-    response = owner.get(f"/v1/jobs/{record.job_id}")
+    response = owner.get(f"/v1/jobs/{record.id}")
 
     assert response.status_code == 200
     body = response.json()
     assert (body["id"], body["status"], body["error"], body["archived"]) == (
-        str(record.job_id),
+        str(record.id),
         "dead",
         "timeout",
         True,
@@ -58,7 +58,7 @@ def test_an_archived_job_is_returned_from_the_history_store(owner, store):
 
 def test_a_job_in_both_stores_is_mysqls_copy(owner, store):
     job = make_job(make_task(), status=JobStatus.PENDING, attempt=3)
-    stale = make_record(tenant_id=owner.tenant_id, task_id=job.task_id, job_id=job.id, status="dead", attempt=3)
+    stale = make_record(tenant_id=owner.tenant_id, task_id=job.task_id, id=job.id, status="dead", attempt=3)
     store.write_many([stale])
 
     body = owner.get(f"/v1/jobs/{job.id}").json()
@@ -73,7 +73,7 @@ def test_another_tenants_job_is_not_found(owner, other_tenant, store, where):
     else:
         record = make_record(tenant_id=other_tenant.tenant_id)
         store.write_many([record])
-        job_id = record.job_id
+        job_id = record.id
 
     response = owner.get(f"/v1/jobs/{job_id}")
 
@@ -158,8 +158,8 @@ def test_retrying_an_archived_job_is_not_found(owner, store):
     record = make_record(tenant_id=owner.tenant_id, status="dead")
     store.write_many([record])
 
-    assert owner.post(f"/v1/jobs/{record.job_id}/retry").status_code == 404
-    assert store.get(owner.tenant_id, record.job_id) == record  # untouched
+    assert owner.post(f"/v1/jobs/{record.id}/retry").status_code == 404
+    assert store.get(owner.tenant_id, record.id) == record  # untouched
 
 
 @pytest.mark.parametrize("job_id", [str(new_id()), "nope"])

@@ -6,9 +6,9 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from jobs.models import Job, JobStatus, RunRequest
+from jobs.queue import claim_due
 from signing.services import signing_secret_create
 from tests.factories import make_task
-from workers.executor.claims import claim_due_jobs
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ def test_run_now_makes_one_pending_job_due_now_like_any_other(client, store):
     assert (job.request_url, job.request_body) == ("https://example.com/now", '{"a": 1}')
     assert job.scheduled_at == job.next_attempt_at and job.scheduled_at.microsecond != 0
     # Claimed and fenced like any other job.
-    (claimed,) = claim_due_jobs(worker_id="w", limit=10, lookahead_seconds=1)
+    (claimed,) = claim_due(worker_id="w", limit=10, lookahead_seconds=1)
     assert (claimed.id, claimed.attempt) == (job.pk, 1)
 
 

@@ -9,12 +9,11 @@ from django.utils import timezone
 
 from history.memory import InMemoryHistoryStore
 from jobs.models import Job, JobStatus
+from jobs.queue import JobResult, Outcome, claim_due, record_results
 from jobs.services import RetryOutcome, job_retry
 from tasks import services
 from tests.factories import make_job, make_task
 from workers.archiver import Archiver
-from workers.executor.claims import claim_due_jobs
-from workers.executor.results import JobResult, Outcome, record_results
 
 pytestmark = pytest.mark.django_db
 
@@ -57,7 +56,7 @@ def test_pause_cancels_pending_jobs_and_retries_but_not_running_or_dead_ones(cli
     cancelled = Job.objects.get(pk=jobs["due"].pk)
     assert cancelled.error == "cancelled: task paused" and cancelled.finished_at is not None
     # Nothing of a paused task can be claimed.
-    assert claim_due_jobs(worker_id="w2", limit=10, lookahead_seconds=120) == []
+    assert claim_due(worker_id="w2", limit=10, lookahead_seconds=120) == []
     # Resume does not bring cancelled jobs back.
     assert client.post(f"/v1/tasks/{task.pk}/resume").status_code == 200
     assert _statuses(jobs)["due"] == "cancelled"
@@ -148,7 +147,7 @@ def test_a_paused_task_says_why_and_resume_clears_it(client):
 
 
 def test_an_expired_lease_of_a_paused_tasks_job_is_cancelled_not_requeued(client):
-    from workers.reconciler import sweep_expired_leases
+    from jobs.queue import sweep_expired_leases
 
     paused, deleted, active = make_task(), make_task(), make_task()
     expired = timezone.now() - dt.timedelta(minutes=5)

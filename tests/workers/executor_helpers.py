@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from jobs.queue import ClaimedJob
 from tasks.egress import Allowlist, EgressPolicy
-from workers.executor.claims import ClaimedJob
 from workers.executor.http import ENGINES, DeliveryClient
 
 

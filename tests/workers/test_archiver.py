@@ -97,7 +97,7 @@ def test_the_ages_come_from_the_settings(settings, store):
 
     Archiver(store=store).archive_once()
 
-    assert {r.job_id for r in store.all()} == {job.id for job in moved}
+    assert {r.id for r in store.all()} == {job.id for job in moved}
     assert list(Job.objects.values_list("id", flat=True)) == [kept.id]
 
 
@@ -109,7 +109,7 @@ def test_batches_are_bounded_and_a_full_batch_asks_for_another_step(store):
     steps = [archiver.step() for _ in range(4)]
 
     assert steps == [True, True, False, False]
-    assert {r.job_id for r in store.all()} == {job.id for job in jobs}
+    assert {r.id for r in store.all()} == {job.id for job in jobs}
     assert not Job.objects.exists()
 
 
@@ -161,12 +161,12 @@ def test_the_archiver_purges_expired_history(store):
     sql_store = SqlHistoryStore()
     expired, live = make_record(), make_record()
     sql_store.write_many([expired, live])
-    HistoryEntry.objects.filter(job_id=expired.job_id).update(expires_at=timezone.now() - HOUR)
+    HistoryEntry.objects.filter(job_id=expired.id).update(expires_at=timezone.now() - HOUR)
 
     run = Archiver(store=sql_store).archive_once()
 
     assert run.purged == 1
-    assert [e.job_id for e in HistoryEntry.objects.all()] == [live.job_id]
+    assert [e.job_id for e in HistoryEntry.objects.all()] == [live.id]
 
 
 class RetryDuringHistoryWrite(InMemoryHistoryStore):
@@ -183,7 +183,7 @@ class RetryDuringHistoryWrite(InMemoryHistoryStore):
         def retry():
             try:
                 for record in records:
-                    self.outcomes.append(job_retry(job_id=record.job_id, tenant_id=None))
+                    self.outcomes.append(job_retry(job_id=record.id, tenant_id=None))
             finally:
                 connections.close_all()
 

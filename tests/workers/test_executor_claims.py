@@ -11,11 +11,11 @@ from django.db import connection, connections, transaction
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
-from jobs.sql import QUERIES
+from jobs.queue import claim_due
+from jobs.queue.statements import QUERIES
 from jobsched_project.ids import new_id
 from tests.factories import make_job, make_task
 from tests.workers.executor_db import bulk_jobs, db_now
-from workers.executor.claims import claim_due_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_a_claim_marks_due_jobs_running_counts_the_attempt_and_leases_from_the_jobs_time():
     task = make_task(timeout_seconds=20)
     job = make_job(task, next_attempt_at=timezone.now() - timedelta(seconds=5))
-    (claimed,) = claim_due_jobs(worker_id="w-1", limit=10, lookahead_seconds=1)
+    (claimed,) = claim_due(worker_id="w-1", limit=10, lookahead_seconds=1)
     row = Job.objects.get(id=job.id)
     assert (row.status, row.worker_id, row.attempt) == (JobStatus.RUNNING, "w-1", 1)
     assert claimed.id == job.id and claimed.attempt == 1 and claimed.due_in < 0
@@ -36,7 +36,7 @@ def test_a_job_within_the_lookahead_is_claimed_early_and_its_lease_starts_at_its
     task = make_task(timeout_seconds=10)
     due = db_now() + timedelta(seconds=3)
     job = make_job(task, next_attempt_at=due)
-    (claimed,) = claim_due_jobs(worker_id="w-1", limit=10, lookahead_seconds=5)
+    (claimed,) = claim_due(worker_id="w-1", limit=10, lookahead_seconds=5)
     assert 2.0 < claimed.due_in <= 3.0
     assert Job.objects.get(id=job.id).lease_expires_at == due + timedelta(seconds=40)
 
@@ -44,7 +44,7 @@ def test_a_job_within_the_lookahead_is_claimed_early_and_its_lease_starts_at_its
 def test_jobs_beyond_the_lookahead_are_left_pending():
     task = make_task()
     job = make_job(task, next_attempt_at=db_now() + timedelta(seconds=30))
-    assert claim_due_jobs(worker_id="w-1", limit=10, lookahead_seconds=1) == []
+    assert claim_due(worker_id="w-1", limit=10, lookahead_seconds=1) == []
     assert Job.objects.get(id=job.id).status == JobStatus.PENDING
 
 
@@ -54,7 +54,7 @@ def test_the_claim_takes_priority_zero_first_then_the_oldest_and_stops_at_the_li
     mid = bulk_jobs(2, priority=5, next_attempt_at=now - timedelta(seconds=1))
     mid_older = bulk_jobs(1, priority=5, next_attempt_at=now - timedelta(seconds=10))
     high_new = bulk_jobs(1, priority=0, next_attempt_at=now)
-    claimed = claim_due_jobs(worker_id="w-1", limit=3, lookahead_seconds=1)
+    claimed = claim_due(worker_id="w-1", limit=3, lookahead_seconds=1)
     assert [job.id for job in claimed] == [*high_new, *mid_older, claimed[2].id]
     assert claimed[2].id in mid
     assert Job.objects.get(id=low_old[0]).status == JobStatus.PENDING
@@ -64,13 +64,13 @@ def test_jobs_that_are_not_pending_are_never_claimed():
     now = db_now() - timedelta(seconds=1)
     for status in (JobStatus.RUNNING, JobStatus.SUCCEEDED, JobStatus.DEAD):
         bulk_jobs(1, status=status, next_attempt_at=now)
-    assert claim_due_jobs(worker_id="w-1", limit=10, lookahead_seconds=1) == []
+    assert claim_due(worker_id="w-1", limit=10, lookahead_seconds=1) == []
 
 
 def test_a_claim_carries_the_request_snapshot():
     task = make_task(http_url="https://example.com/x", http_headers={"X-A": "1"}, http_body="hi", secret_ref="tok")
     job = make_job(task, next_attempt_at=timezone.now() - timedelta(seconds=1))
-    (claimed,) = claim_due_jobs(worker_id="w-1", limit=1, lookahead_seconds=1)
+    (claimed,) = claim_due(worker_id="w-1", limit=1, lookahead_seconds=1)
     assert (claimed.method, claimed.url, claimed.headers, claimed.body, claimed.secret_ref) == (
         "POST",
         "https://example.com/x",
@@ -90,7 +90,7 @@ def test_four_executors_over_5000_jobs_claim_disjoint_sets():
     def executor(worker_id: str) -> None:
         try:
             start.wait()
-            while batch := claim_due_jobs(worker_id=worker_id, limit=100, lookahead_seconds=1):
+            while batch := claim_due(worker_id=worker_id, limit=100, lookahead_seconds=1):
                 claims[worker_id].extend((job.id, job.attempt) for job in batch)
         except BaseException as exc:
             errors.append(exc)
@@ -127,7 +127,7 @@ def test_the_scheduler_inserts_jobs_while_a_claim_holds_its_locks_under_read_com
                 cursor.execute("SELECT @@tx_isolation")
                 isolation.append(cursor.fetchone()[0])
                 # The claim's SELECT over an empty due range of priority 5: gap locks under REPEATABLE READ.
-                cursor.execute(QUERIES["claim_select"], [5, 3600, 100])
+                cursor.execute(QUERIES["claim_select"], {"priority": 5, "lookahead_seconds": 3600, "limit": 100})
                 holding.set()
                 release.wait(10)
         finally:

@@ -9,11 +9,10 @@ import pytest
 from django.db import connection
 
 from jobs.models import Job, JobStatus
+from jobs.queue import Outcome, claim_due, record_results, sweep_expired_leases
 from tests.workers.executor_db import bulk_jobs, db_now
 from workers.executor.backoff import MAX_BACKOFF_SECONDS, retry_delay_seconds
-from workers.executor.claims import claim_due_jobs
-from workers.executor.results import Outcome, decide, record_results
-from workers.reconciler import sweep_expired_leases
+from workers.executor.results import decide
 
 
 def _decide(http_status=None, error=None, attempt=1, max_attempts=3, base=10):
@@ -81,7 +80,7 @@ pytestmark_db = pytest.mark.django_db(transaction=True)
 
 def _claim(count=1, **overrides):
     bulk_jobs(count, next_attempt_at=db_now() - timedelta(seconds=1), **overrides)
-    return claim_due_jobs(worker_id="w-a", limit=count, lookahead_seconds=1)
+    return claim_due(worker_id="w-a", limit=count, lookahead_seconds=1)
 
 
 def _result(job, http_status=200, error=None, body="ok"):
@@ -189,7 +188,7 @@ def _lease_lost_then_reclaimed_by_the_same_worker():
     (job_a,) = _claim()
     _expire_lease(job_a.id)
     assert sweep_expired_leases(limit=100) == 1
-    (job_b,) = claim_due_jobs(worker_id="w-a", limit=1, lookahead_seconds=1)
+    (job_b,) = claim_due(worker_id="w-a", limit=1, lookahead_seconds=1)
     assert (job_b.id, job_b.attempt) == (job_a.id, 2)
     return job_a, job_b
 
@@ -212,7 +211,7 @@ def test_late_result_between_the_reconciler_and_the_reclaim_is_dropped_and_the_j
     assert report.written == [] and [r.job_id for r in report.dropped] == [job.id]
     row = Job.objects.get(id=job.id)
     assert (row.status, row.attempt, row.error) == (JobStatus.PENDING, 1, "lease expired")
-    (again,) = claim_due_jobs(worker_id="w-b", limit=1, lookahead_seconds=1)
+    (again,) = claim_due(worker_id="w-b", limit=1, lookahead_seconds=1)
     assert (again.id, again.attempt) == (job.id, 2)
 
 

@@ -161,7 +161,7 @@ def test_a_bug_in_the_claim_loop_stops_the_executor_with_an_error_instead_of_idl
     def broken_claim(**kwargs):
         raise ValueError("a bug")
 
-    monkeypatch.setattr("workers.executor.runner.claim_due_jobs", broken_claim)
+    monkeypatch.setattr("workers.executor.runner.claim_due", broken_claim)
     running = Running(receiver)
     running.thread.join(10)
     assert not running.thread.is_alive()

@@ -8,16 +8,16 @@ import pytest
 from django.db import connection
 
 from jobs.models import Job, JobStatus
+from jobs.queue import claim_due, sweep_expired_leases
 from tests.workers.executor_db import bulk_jobs, db_now
-from workers.executor.claims import claim_due_jobs
-from workers.reconciler import reconcile_step, sweep_expired_leases
+from workers.reconciler import reconcile_step
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _claimed(count=1, **overrides):
     bulk_jobs(count, next_attempt_at=db_now() - timedelta(seconds=1), **overrides)
-    return claim_due_jobs(worker_id="w-dead", limit=count, lookahead_seconds=1)
+    return claim_due(worker_id="w-dead", limit=count, lookahead_seconds=1)
 
 
 def _expire(*jobs, seconds_ago=1):
@@ -73,7 +73,7 @@ def test_a_job_never_runs_more_than_max_attempts_times_through_lease_expiries():
     while True:
         _expire(job)
         sweep_expired_leases(limit=10)
-        again = claim_due_jobs(worker_id="w-dead", limit=1, lookahead_seconds=1)
+        again = claim_due(worker_id="w-dead", limit=1, lookahead_seconds=1)
         if not again:
             break
         (job,) = again

@@ -9,13 +9,14 @@ from urllib.parse import quote
 import pytest
 
 from jobs.models import Job, JobStatus
+from jobs.queue import Outcome
 from tests.processes import wait_until
 from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
 from tests.workers.test_executor_runner import Running
 from workers.executor.backoff import MAX_BACKOFF_SECONDS, retry_after_seconds
-from workers.executor.results import Outcome, decide
+from workers.executor.results import decide
 
 NOW = datetime(2027, 1, 1, 12, 0, tzinfo=UTC)
 __all__ = ["each_engine"]  # the fixture, imported for pytest

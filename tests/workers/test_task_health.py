@@ -9,10 +9,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from jobs.models import Job, JobStatus
+from jobs.queue import JobResult, Outcome, record_results
 from tasks import health
 from tasks.models import Task
 from tests.factories import make_job, make_task
-from workers.executor.results import JobResult, Outcome, record_results
 
 T = datetime(2027, 1, 1, tzinfo=UTC)
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from history.models import HistoryEntry
 from jobs.models import Job, JobStatus
+from jobs.queue import claim_due
 from tests.db_proxy import DatabaseProxy
 from tests.factories import db_now, make_task
 from tests.processes import child_env, start_manage, wait_until
@@ -25,7 +26,6 @@ from tests.receivers import Receiver, unused_port
 from tests.workers.executor_db import bulk_jobs
 from tests.workers.scheduler_processes import ROOT
 from tests.workers.test_archiver import finished_job
-from workers.executor.claims import claim_due_jobs
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -83,7 +83,7 @@ def test_executor_once_fires_what_is_due_waits_for_the_results_and_exits_zero(re
 
 def test_reconciler_once_returns_expired_leases_and_exits_zero():
     bulk_jobs(3, next_attempt_at=db_now() - dt.timedelta(seconds=1))
-    claimed = claim_due_jobs(worker_id="w-gone", limit=3, lookahead_seconds=1)
+    claimed = claim_due(worker_id="w-gone", limit=3, lookahead_seconds=1)
     Job.objects.filter(id__in=[job.id for job in claimed]).update(
         lease_expires_at=timezone.now() - dt.timedelta(minutes=1)
     )
@@ -156,7 +156,7 @@ def test_a_running_reconciler_works_again_within_seconds_of_the_database_coming_
         try:
             _outage(process, proxy, log)
             bulk_jobs(2, next_attempt_at=db_now() - dt.timedelta(seconds=1))
-            claimed = claim_due_jobs(worker_id="w-gone", limit=2, lookahead_seconds=1)
+            claimed = claim_due(worker_id="w-gone", limit=2, lookahead_seconds=1)
             Job.objects.filter(id__in=[job.id for job in claimed]).update(
                 lease_expires_at=timezone.now() - dt.timedelta(minutes=1)
             )

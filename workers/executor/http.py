@@ -24,12 +24,12 @@ from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
-from tasks.delivery import USER_AGENT as USER_AGENT  # re-exported: the tests compare with it
-from tasks.delivery import our_headers
+from jobs.queue import ClaimedJob
+from jobs.delivery import USER_AGENT as USER_AGENT  # re-exported: the tests compare with it
+from jobs.delivery import our_headers
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
 from tasks.headers import SECRET_HEADER
 
-from .claims import ClaimedJob
 from .dialer import DialRefused, vetted_connector
 from .secrets import SecretsProvider, SecretUnavailable
 from .signing import SigningKeys, SigningUnavailable

@@ -45,12 +45,12 @@ from typing import Any, TypeVar
 
 from django.db import connection
 
+from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
 
 from .backoff import retry_after_seconds
-from .claims import ClaimedJob, claim_due_jobs
 from .http import DeliveryClient
-from .results import JobResult, Outcome, WriteReport, decide, record_results
+from .results import decide
 
 logger = logging.getLogger(__name__)
 
@@ -326,7 +326,7 @@ class Executor:
 
     def _claim(self, **claim: Any) -> list[ClaimedJob]:
         """Claim (committed), then load what sending needs for the batch (signing keys) on the same thread."""
-        jobs = claim_due_jobs(**claim)
+        jobs = claim_due(**claim)
         self.client.prepare(jobs)
         return jobs
 

@@ -2,7 +2,7 @@
 
 Answers every request 200 "ok" and remembers each `Idempotency-Key` with its
 arrival time and `X-Scheduled-At`. `GET /__report` returns them as JSON.
-Run: `python -m workers.executor.bench_receiver --port 0`; the first line on
+Run: `python -m bench.receiver --port 0`; the first line on
 stdout is the port it listens on.
 """
 

@@ -1,10 +1,11 @@
-"""The queue's SQL: named blocks in the .sql files beside this module.
+"""Named SQL blocks in .sql files: the loader the queue (jobs/sql) and the SQL history store share.
 
 Each block starts with `-- name: <query_name>` and runs to the next one. The
-files are read once at import; `QUERIES["claim_select"]` is the text to run.
-Multi-row statements mark where rows go with `{rows}` (or `{ids}`), filled by
-`expand` with as many placeholder tuples as there are rows, so the statement is
-still read in one place.
+owner of a folder reads it once at import (`load_queries(folder)`) and runs
+`QUERIES["claim_select"]`. Multi-row statements mark where rows go with
+`{rows}` (or `{ids}`), filled by `expand` with as many placeholder tuples as
+there are rows, so the statement is still read in one place. Neutral (no app
+imports), so neither app imports the other for it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def parse_queries(text: str) -> dict[str, str]:
     return queries
 
 
-def load_queries(folder: Path = Path(__file__).parent) -> dict[str, str]:
+def load_queries(folder: Path) -> dict[str, str]:
+    """Every block of every .sql file in `folder`; a name defined twice is an error."""
     queries: dict[str, str] = {}
     for path in sorted(folder.glob("*.sql")):
         for name, body in parse_queries(path.read_text()).items():
@@ -55,6 +57,3 @@ def expand(query: str, count: int, width: int, marker: str = "rows") -> str:
     if token not in query:
         raise ValueError(f"query has no {token} marker")
     return query.replace(token, placeholders(count, width))
-
-
-QUERIES = load_queries()

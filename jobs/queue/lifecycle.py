@@ -1,4 +1,4 @@
-"""The queue's side of a task's lifecycle: pausing or deleting a task takes its pending jobs out."""
+"""The queue's side of a task's lifecycle: pause and delete take its pending jobs out; run now adds one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import connection
 
-from jobs.sql import QUERIES
+from jobs.queue.statements import STATEMENTS
 
 REASON_PAUSED = "cancelled: task paused"
 REASON_DELETED = "cancelled: task deleted"
@@ -26,7 +26,7 @@ def cancel_task_jobs(*, tenant_id: str, task_id: uuid.UUID, deleted: bool, reaso
         "reason": reason or (REASON_DELETED if deleted else REASON_PAUSED),
     }
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["cancel_task_jobs"], params)
+        cursor.execute(*STATEMENTS["cancel_task_jobs"].bind(params))
         return cursor.rowcount
 
 
@@ -34,5 +34,5 @@ def insert_run_now_job(*, tenant_id: str, task_id: uuid.UUID, job_id: uuid.UUID)
     """One job of the active task due now (the caller holds the task row locked); False if it is not active."""
     params: dict[str, Any] = {"job_id": job_id.bytes, "task_id": task_id.bytes, "tenant_id": tenant_id}
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["insert_run_now_job"], params)
+        cursor.execute(*STATEMENTS["insert_run_now_job"].bind(params))
         return cursor.rowcount == 1

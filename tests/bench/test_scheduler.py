@@ -1,4 +1,4 @@
-"""The scheduler benchmark still runs end to end (on a tiny load; the figures come from `make bench-scheduler`)."""
+"""bench.scheduler still runs end to end (a tiny load; the figures come from `make bench-scheduler`)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def bench_database():
 
 def test_the_benchmark_checks_every_job_and_writes_its_figures(bench_database, tmp_path):
     output = tmp_path / "scheduler.json"
-    env = child_env()
+    env = child_env(DJANGO_SETTINGS_MODULE="bench.settings")
 
     finished = subprocess.run(
         [
@@ -72,7 +72,7 @@ def test_the_benchmark_checks_every_job_and_writes_its_figures(bench_database, t
 
 
 def test_the_benchmark_refuses_a_database_that_is_not_a_bench_one():
-    env = child_env()
+    env = child_env(DJANGO_SETTINGS_MODULE="bench.settings")
 
     finished = subprocess.run(
         [sys.executable, "manage.py", "bench_scheduler", "--database", settings.DATABASES["default"]["NAME"]],

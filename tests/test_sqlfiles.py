@@ -1,14 +1,26 @@
-"""The queue's .sql files parse, and multi-row statements expand as expected."""
+"""The .sql files parse (the queue's and the SQL history store's), and multi-row statements expand as expected."""
+
+from pathlib import Path
 
 import pytest
 
-from jobs.sql import QUERIES, expand, load_queries, parse_queries, placeholders
+from jobsched_project.sqlfiles import expand, load_queries, parse_queries, placeholders
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_every_sql_file_parses_into_named_non_empty_queries():
-    queries = load_queries()
-    assert queries == QUERIES
+@pytest.mark.parametrize("folder", ["jobs/sql", "history/sql"])
+def test_every_sql_file_parses_into_named_non_empty_queries(folder):
+    queries = load_queries(ROOT / folder)
+    assert queries
     assert all(body and not body.endswith(";") for body in queries.values())
+
+
+def test_a_name_defined_in_two_files_is_refused(tmp_path):
+    (tmp_path / "a.sql").write_text("-- name: same\nSELECT 1;\n")
+    (tmp_path / "b.sql").write_text("-- name: same\nSELECT 2;\n")
+    with pytest.raises(ValueError, match="defined twice"):
+        load_queries(tmp_path)
 
 
 def test_blocks_are_split_on_name_comments():

@@ -17,14 +17,13 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from jobs.sql import QUERIES, expand
-
-PRIORITY_LEVELS = 10  # 0 = first ... 9 = last
+from jobs.queue.statements import STATEMENTS
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimedJob:
-    """A job this worker holds, with everything needed to fire it."""
+    """What firing a claimed job needs: the request snapshot and the fence (not the job record:
+    no result yet, and the headers, body and secret the history never keeps)."""
 
     id: uuid.UUID
     tenant_id: str
@@ -48,7 +47,8 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-def _job_from_row(row: tuple[Any, ...]) -> ClaimedJob:
+def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
+    """A `claim_select` row (its column order) as the job this worker now holds."""
     (
         job_id,
         tenant_id,
@@ -89,11 +89,11 @@ def _job_from_row(row: tuple[Any, ...]) -> ClaimedJob:
 def due_priorities(*, lookahead_seconds: float) -> list[int]:
     """Priority levels that have a job due within the lookahead (no locks)."""
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["claim_due_priorities"], [lookahead_seconds] * PRIORITY_LEVELS)
+        cursor.execute(*STATEMENTS["claim_due_priorities"].bind({"lookahead_seconds": lookahead_seconds}))
         return sorted(row[0] for row in cursor.fetchall())
 
 
-def claim_due_jobs(*, worker_id: str, limit: int, lookahead_seconds: float) -> list[ClaimedJob]:
+def claim_due(*, worker_id: str, limit: int, lookahead_seconds: float) -> list[ClaimedJob]:
     """Claim up to `limit` jobs due within `lookahead_seconds`, priority 0 first.
 
     Equivalent to the seed's `ORDER BY priority, next_attempt_at LIMIT n FOR
@@ -110,15 +110,16 @@ def claim_due_jobs(*, worker_id: str, limit: int, lookahead_seconds: float) -> l
     rows: list[tuple[Any, ...]] = []
     with transaction.atomic(durable=True), connection.cursor() as cursor:
         for priority in levels:
-            cursor.execute(QUERIES["claim_select"], [priority, lookahead_seconds, limit - len(rows)])
+            params = {"priority": priority, "lookahead_seconds": lookahead_seconds, "limit": limit - len(rows)}
+            cursor.execute(*STATEMENTS["claim_select"].bind(params))
             rows.extend(cursor.fetchall())
             if len(rows) >= limit:
                 break
         if not rows:
             return []
-        ids = [row[0] for row in rows]
-        cursor.execute(expand(QUERIES["claim_mark_running"], len(ids), 1, marker="ids"), [worker_id, *ids])
+        ids = [(row[0],) for row in rows]
+        cursor.execute(*STATEMENTS["claim_mark_running"].bind({"worker_id": worker_id}, ids))
         # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
-        if cursor.rowcount != len(ids):
-            raise RuntimeError(f"claim marked {cursor.rowcount} of {len(ids)} locked rows")
-    return [_job_from_row(row) for row in rows]
+        if cursor.rowcount != len(rows):
+            raise RuntimeError(f"claim marked {cursor.rowcount} of {len(rows)} locked rows")
+    return [_claimed_from_row(row) for row in rows]

@@ -1,4 +1,4 @@
-"""The executor benchmark still runs end to end (a tiny load; the figures come from `make bench-executor`)."""
+"""bench.executor still runs end to end (a tiny load; the figures come from `make bench-executor`)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_the_benchmark_fires_every_job_once_and_writes_its_figures(bench_databas
         bench_database,
         "--out",
         str(output),
-        env=child_env(),
+        env=child_env(DJANGO_SETTINGS_MODULE="bench.settings"),
         log_path=log,
     )
     assert bench.wait(240) == 0, log.read_text()

@@ -1,0 +1,47 @@
+"""The queue: every statement on `jobs` runs from this package, nowhere else.
+
+The SQL is in jobs/sql/*.sql (named blocks, named parameters), the row mappers
+sit beside the statements, and callers ask for what they need:
+
+- executor: `claim_due`, `record_results` (claims.py, results.py)
+- scheduler: `schedule_due_tasks`, `max_allowed_packet` (scheduling.py)
+- reconciler: `sweep_expired_leases` (leases.py)
+- archiver: `finished_jobs`, `delete_archived` (archive.py)
+- task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job` (lifecycle.py)
+- manual retry and the DLQ summary: `requeue_dead_job`, `job_status`, `dead_jobs_by_tenant` (support.py)
+
+Reads through the ORM (the job API, the admin lists) stay with their callers:
+they change nothing and need no SQL of their own.
+"""
+
+from jobs.queue.archive import delete_archived, finished_jobs
+from jobs.queue.claims import ClaimedJob, claim_due, due_priorities
+from jobs.queue.leases import sweep_expired_leases
+from jobs.queue.lifecycle import cancel_task_jobs, insert_run_now_job
+from jobs.queue.results import RESULT_COLUMNS, JobResult, Outcome, WriteReport, record_results
+from jobs.queue.scheduling import DueTask, max_allowed_packet, schedule_due_tasks
+from jobs.queue.support import DeadCounts, TenantDead, dead_jobs_by_tenant, job_status, requeue_dead_job
+
+__all__ = [
+    "RESULT_COLUMNS",
+    "ClaimedJob",
+    "DeadCounts",
+    "DueTask",
+    "JobResult",
+    "Outcome",
+    "TenantDead",
+    "WriteReport",
+    "cancel_task_jobs",
+    "claim_due",
+    "dead_jobs_by_tenant",
+    "delete_archived",
+    "due_priorities",
+    "finished_jobs",
+    "insert_run_now_job",
+    "job_status",
+    "max_allowed_packet",
+    "record_results",
+    "requeue_dead_job",
+    "schedule_due_tasks",
+    "sweep_expired_leases",
+]

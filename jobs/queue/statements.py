@@ -1,0 +1,118 @@
+"""The queue's statements, read once from jobs/sql/*.sql, and what is generated from them.
+
+Statements take named parameters (`%(worker_id)s`) in the .sql files and from the
+callers. Some are completed here, once: the per-priority probe (one range read
+per level of `tasks.priority.PRIORITIES`, joined by UNION ALL) and the job
+record's column list. Each statement is then compiled once into the driver's
+positional form (`Statement`): a call binds its named values in order and fills
+its multi-row marker (`{ids}`, `{rows}`, `{results}`) with as many placeholder
+groups as there are rows. Named values cost a dict lookup each at bind time;
+handing the driver 3,500 named values for a 500-result write measured about
+twice the CPU of the positional form, on the executor's hottest path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from jobsched_project.records import sql_columns
+from jobsched_project.sqlfiles import load_queries, placeholders
+from tasks.priority import PRIORITIES
+
+QUERIES = load_queries(Path(__file__).resolve().parent.parent / "sql")
+
+
+def _without_comments(query: str) -> str:
+    return "\n".join(line for line in query.splitlines() if not line.lstrip().startswith("--"))
+
+
+# One probe per priority level, built once from the single definition of the range (its
+# comment once, not once per level: the probe runs on every poll).
+_PROBE = _without_comments(QUERIES["claim_due_priority_probe"])
+QUERIES["claim_due_priorities"] = "\nUNION ALL\n".join(
+    f"({_PROBE.replace('{priority}', str(priority))})" for priority in PRIORITIES
+)
+del QUERIES["claim_due_priority_probe"]  # a template, not a statement
+# The job record's columns, from its one definition.
+QUERIES["archive_select"] = QUERIES["archive_select"].replace("{record_columns}", sql_columns())
+
+_NAMED = re.compile(r"%\((\w+)\)s")
+_MARKER = re.compile(r"\{(ids|rows|results)\}")
+
+
+@lru_cache(maxsize=64)
+def derived_table(columns: tuple[str, ...], count: int) -> str:
+    """`SELECT %s AS a, %s AS b UNION ALL SELECT %s, %s ...`: `count` rows, named by the first."""
+    if count <= 0 or not columns:
+        raise ValueError("a derived table needs at least one row and one column")
+    first = "SELECT " + ", ".join(f"%s AS {name}" for name in columns)
+    return first + (" UNION ALL SELECT " + ", ".join(["%s"] * len(columns))) * (count - 1)
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A statement compiled to positional placeholders, around at most one multi-row marker."""
+
+    name: str
+    head: str  # the text before the marker (all of it when there is none)
+    tail: str  # the text after it
+    head_names: tuple[str, ...]  # the named values in head, in order
+    tail_names: tuple[str, ...]
+    marker: str | None
+
+    @classmethod
+    def compile(cls, name: str, text: str) -> Statement:
+        markers = _MARKER.findall(text)
+        if len(markers) > 1:
+            raise ValueError(f"{name}: at most one multi-row marker, found {markers}")
+        head, _, tail = text.partition("{" + markers[0] + "}") if markers else (text, "", "")
+        return cls(
+            name=name,
+            head=_NAMED.sub("%s", head),
+            tail=_NAMED.sub("%s", tail),
+            head_names=tuple(_NAMED.findall(head)),
+            tail_names=tuple(_NAMED.findall(tail)),
+            marker=markers[0] if markers else None,
+        )
+
+    def bind(
+        self,
+        values: Mapping[str, Any] | None = None,
+        rows: Sequence[Sequence[Any]] = (),
+        *,
+        columns: tuple[str, ...] = ("id",),
+    ) -> tuple[str, list[Any]]:
+        """The SQL and the positional parameters for `values` (by name) and `rows` (of `columns`).
+
+        The marker becomes `%s, %s` (`{ids}`), `(%s, %s), (%s, %s)` (`{rows}`), or a derived
+        table `SELECT %s AS id, ... UNION ALL SELECT %s, ...` (`{results}`).
+        """
+        values = values or {}
+        params = [values[name] for name in self.head_names]
+        if self.marker is None:
+            if rows:
+                raise ValueError(f"{self.name} takes no rows")
+            return self.head, params
+        if not rows:
+            raise ValueError(f"{self.name} needs at least one row")
+        width = len(columns)
+        for row in rows:
+            if len(row) != width:
+                raise ValueError(f"{self.name}: a row of {len(row)} values, expected {width}")
+            params.extend(row)
+        params.extend(values[name] for name in self.tail_names)
+        if self.marker == "results":
+            fill = derived_table(columns, len(rows))
+        elif self.marker == "ids" and width == 1:
+            fill = ", ".join(["%s"] * len(rows))
+        else:
+            fill = placeholders(len(rows), width)
+        return self.head + fill + self.tail, params
+
+
+STATEMENTS = {name: Statement.compile(name, text) for name, text in QUERIES.items()}

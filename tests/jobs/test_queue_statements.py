@@ -1,0 +1,67 @@
+"""The queue's statements as loaded and compiled: named parameters in the text, the probe from the priority range."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from jobs.queue.statements import QUERIES, STATEMENTS, Statement
+from jobsched_project.records import STORED_FIELDS
+from tasks.priority import PRIORITIES
+
+
+def test_every_statement_takes_named_parameters_only():
+    for name, query in QUERIES.items():
+        assert "%s" not in query, name
+
+
+def test_the_probe_reads_each_priority_level_once_in_order():
+    probe = QUERIES["claim_due_priorities"]
+    levels = [int(level) for level in re.findall(r"AND priority = (\d+)", probe)]
+    assert levels == list(PRIORITIES)
+    assert probe.count("UNION ALL") == len(PRIORITIES) - 1
+    assert probe.count("%(lookahead_seconds)s") == len(PRIORITIES)
+    assert "--" not in probe  # the comment is sent once per poll, not once per level
+
+
+def test_the_archive_select_reads_the_records_stored_fields():
+    selected = QUERIES["archive_select"].split("SELECT", 1)[1].split("FROM", 1)[0]
+    assert [column.strip() for column in selected.split(",")] == list(STORED_FIELDS)
+
+
+def test_a_statement_binds_its_names_in_order_around_the_rows():
+    statement = Statement.compile("t", "UPDATE t SET w = %(worker)s WHERE id IN ({ids}) AND n < %(n)s")
+    sql, params = statement.bind({"n": 9, "worker": "w-1"}, [(1,), (2,)])
+    assert sql == "UPDATE t SET w = %s WHERE id IN (%s, %s) AND n < %s"
+    assert params == ["w-1", 1, 2, 9]
+
+
+def test_rows_become_tuples_and_results_a_derived_table_named_once():
+    delete = Statement.compile("d", "DELETE FROM t WHERE (id, n) IN ({rows})")
+    assert delete.bind(rows=[(1, 2), (3, 4)], columns=("id", "n")) == (
+        "DELETE FROM t WHERE (id, n) IN ((%s, %s), (%s, %s))",
+        [1, 2, 3, 4],
+    )
+    join = Statement.compile("j", "JOIN ({results}) AS r WHERE w = %(w)s")
+    sql, params = join.bind({"w": "x"}, [(1, 2), (3, 4)], columns=("id", "n"))
+    assert sql == "JOIN (SELECT %s AS id, %s AS n UNION ALL SELECT %s, %s) AS r WHERE w = %s"
+    assert params == [1, 2, 3, 4, "x"]
+
+
+def test_the_compiled_claim_probe_binds_the_lookahead_once_per_level():
+    sql, params = STATEMENTS["claim_due_priorities"].bind({"lookahead_seconds": 1.5})
+    assert params == [1.5] * len(PRIORITIES)
+    assert "%(" not in sql
+
+
+def test_a_missing_value_a_missing_row_or_a_row_of_the_wrong_width_is_refused():
+    statement = Statement.compile("t", "UPDATE t SET w = %(worker)s WHERE id IN ({ids})")
+    with pytest.raises(KeyError):
+        statement.bind({}, [(1,)])
+    with pytest.raises(ValueError, match="at least one row"):
+        statement.bind({"worker": "w"}, [])
+    with pytest.raises(ValueError, match="expected 1"):
+        statement.bind({"worker": "w"}, [(1, 2)])
+    with pytest.raises(ValueError, match="at most one"):
+        Statement.compile("t", "{ids} {rows}")

@@ -1,0 +1,96 @@
+"""The architecture, enforced: imports run one way between the apps, and only jobs.queue runs SQL on jobs.
+
+Layers, lowest first: jobsched_project (settings and neutral helpers: ids, the job
+record, the .sql loader, the admin base) ← tasks and history (neither imports the
+other) ← signing (signing secrets; reads tasks.headers) ← jobs ← workers ← bench. A module may import its own package and the
+layers below it, never above; the tests may import anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+ALLOWED = {
+    "jobsched_project": set(),
+    "tasks": {"jobsched_project"},
+    "history": {"jobsched_project"},
+    "signing": {"jobsched_project", "tasks"},
+    "jobs": {"jobsched_project", "tasks", "history", "signing"},
+    "workers": {"jobsched_project", "tasks", "history", "jobs", "signing"},
+    "bench": {"jobsched_project", "tasks", "history", "jobs", "signing", "workers", "tests"},
+}
+FIRST_PARTY = {*ALLOWED, "tests"}
+# Adapters of the history port that only history itself may name (the rest use history.base and history.stores).
+PRIVATE_MODULES = {"history.sql_store": "history"}
+# SQL text on the jobs table (keywords upper case, as every statement here is written).
+JOBS_SQL = re.compile(r"\b(FROM|UPDATE|INTO|JOIN)\s+`?jobs`?\b")
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def imported_names(path: Path) -> set[str]:
+    """Every absolute module name `path` imports (at any depth: imports inside functions count too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def forbidden_imports(package: str) -> list[str]:
+    found = []
+    for path in _modules(package):
+        for name in sorted(imported_names(path)):
+            top = name.split(".")[0]
+            if top in FIRST_PARTY and top != package and top not in ALLOWED[package]:
+                found.append(f"{path.relative_to(ROOT)} imports {name}")
+            owner = PRIVATE_MODULES.get(name)
+            # The benches measure each adapter as such, so they may build one directly.
+            if owner is not None and package not in {owner, "bench"}:
+                found.append(f"{path.relative_to(ROOT)} imports {name} (private to {owner})")
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_imports_run_one_way(package):
+    assert forbidden_imports(package) == []
+
+
+def test_the_check_sees_a_forbidden_edge(tmp_path, monkeypatch):
+    """A history module importing jobs is reported (the check is not vacuous)."""
+    (tmp_path / "history").mkdir()
+    (tmp_path / "history" / "bad.py").write_text("def f():\n    from jobs.queue import claim_due\n")
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    assert forbidden_imports("history") == ["history/bad.py imports jobs.queue"]
+
+
+def holds_jobs_sql(path: Path) -> bool:
+    """Whether a string literal in `path` is SQL on the jobs table."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    return any(
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and JOBS_SQL.search(node.value)
+        for node in ast.walk(tree)
+    )
+
+
+def test_only_the_queue_runs_sql_on_jobs():
+    """The .sql files are read by jobs.queue alone; no other module carries a statement on jobs."""
+    holders = [
+        str(path.relative_to(ROOT))
+        for package in ("jobsched_project", "tasks", "history", "jobs", "workers")
+        for path in _modules(package)
+        if (ROOT / "jobs" / "queue") not in path.parents and holds_jobs_sql(path)
+    ]
+    assert holders == []
+    assert holds_jobs_sql(ROOT / "jobs" / "queue" / "statements.py") is False  # it loads them, holds none
+    assert holds_jobs_sql(ROOT / "bench" / "executor.py")  # the bench's fixtures: the check sees SQL
