@@ -15,11 +15,11 @@ from datetime import UTC, datetime
 
 from django.db import transaction
 
+from jobs.delivery import our_headers
 from jobs.models import RunRequest
 from jobs.queue import insert_run_now_job
 from jobsched_project.ids import new_id
 from signing.selectors import signing_keys
-from jobs.delivery import our_headers
 from tasks.models import Task, TaskStatus
 from tasks.selectors import LIVE_STATUSES
 from tasks.targets import dial_verdict

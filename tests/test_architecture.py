@@ -2,8 +2,9 @@
 
 Layers, lowest first: jobsched_project (settings and neutral helpers: ids, the job
 record, the .sql loader, the admin base) ← tasks and history (neither imports the
-other) ← signing (signing secrets; reads tasks.headers) ← jobs ← workers ← bench. A module may import its own package and the
-layers below it, never above; the tests may import anything.
+other) ← signing (signing secrets; reads tasks.headers) ← jobs ← workers ← bench.
+A module may import its own package and the layers below it, never above; the
+tests may import anything.
 """
 
 from __future__ import annotations

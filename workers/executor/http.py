@@ -24,9 +24,9 @@ from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
-from jobs.queue import ClaimedJob
 from jobs.delivery import USER_AGENT as USER_AGENT  # re-exported: the tests compare with it
 from jobs.delivery import our_headers
+from jobs.queue import ClaimedJob
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
 from tasks.headers import SECRET_HEADER
 
