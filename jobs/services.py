@@ -49,3 +49,11 @@ def _why_not_requeued(row: tuple[str, str | None] | None) -> RetryOutcome:
     if job_status != JobStatus.DEAD:
         return RetryOutcome.NOT_DEAD
     return RetryOutcome.TASK_DELETED if task_status == TaskStatus.DELETED else RetryOutcome.TASK_PAUSED
+
+
+def job_cancel(*, job_id: uuid.UUID, tenant_id: str) -> bool | None:
+    """Cancel a pending or dead job: True done, False it exists but is running or finished, None gone."""
+    if queue.cancel_job(job_id=job_id, tenant_id=tenant_id):
+        logger.info("job cancelled", extra={"event": "job_cancel", "job_id": str(job_id), "tenant_id": tenant_id})
+        return True
+    return None if queue.job_status(job_id=job_id, tenant_id=tenant_id) is None else False

@@ -23,7 +23,7 @@ from history.base import HistoryUnavailable
 from history.stores import get_history_store
 from jobs import runs, selectors
 from jobs.serializers import JobOutput, JobPage
-from jobs.services import RetryOutcome, job_retry
+from jobs.services import RetryOutcome, job_cancel, job_retry
 from jobsched_project.auth import tenant_of
 from jobsched_project.ids import parse_id
 from jobsched_project.params import (
@@ -251,3 +251,24 @@ class TaskDryRunView(APIView):
         except runs.RunTaskNotFound:
             raise not_found("task") from None
         return Response(DryRunOutput(dry_run).data)
+
+
+class JobCancelView(APIView):
+    @extend_schema(
+        operation_id="jobs_cancel",
+        summary="Cancel a pending or dead job",
+        request=None,
+        responses={200: JobOutput, 404: _PROBLEM, 409: _PROBLEM},
+        description="A pending job (due, or waiting for a retry) never fires; a dead one leaves the DLQ. A running "
+        "or finished job is a 409 job-not-cancellable (a running job's claim stands; its result lands).",
+    )
+    def post(self, request: Request, job_id: str) -> Response:
+        job_uuid = _path_id(job_id, _job_not_found())
+        tenant_id = tenant_of(request)
+        done = job_cancel(job_id=job_uuid, tenant_id=tenant_id)
+        if done is None:
+            raise _job_not_found()
+        if not done:
+            raise Problem(409, "job-not-cancellable", "Only a pending or dead job can be cancelled.")
+        job = selectors.queued_job(tenant_id=tenant_id, job_id=job_uuid)
+        return Response(JobOutput(job).data if job else None)

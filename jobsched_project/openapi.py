@@ -41,6 +41,7 @@ PROBLEM_TYPES: dict[str, str] = {
     "job-cancelled": "The job was cancelled (its task was paused or deleted before it ran); it cannot be retried.",
     "task-paused": "The task is paused: nothing of it runs (retries and runs now included) until it is resumed.",
     "task-deleted": "The job's task was deleted; its jobs cannot be retried.",
+    "job-not-cancellable": "Only a pending or dead job can be cancelled; a running one finishes.",
     "signing-secrets-limit": "The tenant already has two live signing secrets; delete one before creating another.",
     "precondition-failed": "If-Match does not name the current version; `current_etag` says which is.",
     "precondition-required": "This edit needs If-Match with the ETag read.",

@@ -7,7 +7,7 @@ sit beside the statements, and callers ask for what they need:
 - scheduler: `schedule_due_tasks`, `max_allowed_packet` (scheduling.py)
 - reconciler: `sweep_expired_leases` (leases.py)
 - archiver: `finished_jobs`, `delete_archived` (archive.py)
-- task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job` (lifecycle.py)
+- task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job`, `cancel_job` (lifecycle.py)
 - manual retry and the DLQ summary: `requeue_dead_job`, `job_status`, `dead_jobs_by_tenant` (support.py)
 
 Reads through the ORM (the job API, the admin lists) stay with their callers:
@@ -17,7 +17,7 @@ they change nothing and need no SQL of their own.
 from jobs.queue.archive import delete_archived, finished_jobs
 from jobs.queue.claims import ClaimedJob, claim_due, due_priorities
 from jobs.queue.leases import sweep_expired_leases
-from jobs.queue.lifecycle import cancel_task_jobs, insert_run_now_job
+from jobs.queue.lifecycle import cancel_job, cancel_task_jobs, insert_run_now_job
 from jobs.queue.results import RESULT_COLUMNS, JobResult, Outcome, WriteReport, record_results
 from jobs.queue.scheduling import DueTask, max_allowed_packet, schedule_due_tasks
 from jobs.queue.support import DeadCounts, TenantDead, dead_jobs_by_tenant, job_status, requeue_dead_job
@@ -31,6 +31,7 @@ __all__ = [
     "Outcome",
     "TenantDead",
     "WriteReport",
+    "cancel_job",
     "cancel_task_jobs",
     "claim_due",
     "dead_jobs_by_tenant",

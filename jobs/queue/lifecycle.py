@@ -36,3 +36,10 @@ def insert_run_now_job(*, tenant_id: str, task_id: uuid.UUID, job_id: uuid.UUID)
     with connection.cursor() as cursor:
         cursor.execute(*STATEMENTS["insert_run_now_job"].bind(params))
         return cursor.rowcount == 1
+
+
+def cancel_job(*, tenant_id: str, job_id: uuid.UUID) -> bool:
+    """Cancel the tenant's job if it is pending or dead; False when it is not (or not the tenant's)."""
+    with connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["cancel_job"].bind({"job_id": job_id.bytes, "tenant_id": tenant_id}))
+        return cursor.rowcount == 1

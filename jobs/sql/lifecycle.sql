@@ -36,3 +36,16 @@ FROM tasks AS t
 WHERE t.id = %(task_id)s
   AND t.tenant_id = %(tenant_id)s
   AND t.status = 'active';
+
+-- name: cancel_job
+-- A tenant cancels one job: a pending one (due, or waiting for a retry) never fires, a dead one
+-- leaves the DLQ (keeping its last error). Guarded on status: a claim that locked the row first
+-- made it running, and then this matches 0 rows (a running job is not cancelled: its claim stands).
+UPDATE jobs
+SET error = IF(status = 'pending', 'cancelled by the tenant', error),
+    finished_at = IF(status = 'pending', NOW(3), finished_at),
+    status = 'cancelled',
+    updated_at = NOW(3)
+WHERE id = %(job_id)s
+  AND tenant_id = %(tenant_id)s
+  AND status IN ('pending', 'dead');

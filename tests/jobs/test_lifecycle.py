@@ -175,3 +175,20 @@ def test_a_dead_job_whose_task_is_deleted_is_a_409_task_deleted(client):
     response = client.post(f"/v1/jobs/{dead.pk}/retry")
     assert response.status_code == 409 and response.json()["type"].endswith("/task-deleted")
     assert job_retry(job_id=dead.pk, tenant_id=None) is RetryOutcome.TASK_DELETED
+
+
+def test_a_tenant_cancels_a_pending_or_dead_job_but_not_a_running_one(client, other_tenant):
+    task = make_task()
+    jobs = _jobs_of(task)
+    assert other_tenant.post(f"/v1/jobs/{jobs['due'].pk}/cancel").status_code == 404
+    response = client.post(f"/v1/jobs/{jobs['due'].pk}/cancel")
+    assert response.status_code == 200 and response.json()["status"] == "cancelled"
+    assert response.json()["error"] == "cancelled by the tenant"
+    assert client.post(f"/v1/jobs/{jobs['dead'].pk}/cancel").json()["error"] == "HTTP 500"  # leaves the DLQ
+    assert client.get("/v1/dlq").json()["results"] == []
+    for name in ("running", "due"):  # running: its claim stands; cancelled: nothing left to cancel
+        refused = client.post(f"/v1/jobs/{jobs[name].pk}/cancel")
+        assert refused.status_code == 409 and refused.json()["type"].endswith("/job-not-cancellable")
+    assert client.post("/v1/jobs/not-an-id/cancel").status_code == 404
+    # The cancelled job is never claimed; the task's other pending job still is.
+    assert [job.id for job in claim_due(worker_id="w2", limit=10, lookahead_seconds=120)] == [jobs["retry"].pk]
