@@ -192,3 +192,22 @@ def test_a_tenant_cancels_a_pending_or_dead_job_but_not_a_running_one(client, ot
     assert client.post("/v1/jobs/not-an-id/cancel").status_code == 404
     # The cancelled job is never claimed; the task's other pending job still is.
     assert [job.id for job in claim_due(worker_id="w2", limit=10, lookahead_seconds=120)] == [jobs["retry"].pk]
+
+
+def test_a_cancelled_job_archived_to_the_sql_history_reads_back_cancelled(client):
+    from history.sql_store import SqlHistoryStore
+    from history.stores import set_history_store
+
+    task = make_task()
+    job = _jobs_of(task)["due"]
+    client.post(f"/v1/tasks/{task.pk}/pause")
+    Job.objects.filter(pk=job.pk).update(finished_at=timezone.now() - dt.timedelta(hours=2))
+    store = SqlHistoryStore()
+    set_history_store(store)
+    try:
+        Archiver(store=store).archive_once()
+        assert not Job.objects.filter(pk=job.pk).exists()
+        shown = client.get(f"/v1/jobs/{job.pk}").json()
+        assert (shown["status"], shown["archived"], shown["error"]) == ("cancelled", True, "cancelled: task paused")
+    finally:
+        set_history_store(None)
