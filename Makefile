@@ -66,7 +66,7 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 
 typecheck: venv
-	$(VENV)/bin/mypy jobsched_project tasks jobs history workers signing bench
+	$(VENV)/bin/mypy jobsched_project tasks jobs history workers vault signing bench
 
 ## make bench-scheduler: 30,000 tasks due at one second become jobs; figures on stdout and in
 ## .bench/scheduler.json. Uses its own database (jobsched_bench) and bench.settings (the test settings,

@@ -13,11 +13,12 @@ from __future__ import annotations
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField
+from jobsched_project.tenants import TenantIdField
 
 
 class HistoryEntry(models.Model):
     pk = models.CompositePrimaryKey("tenant_id", "task_id", "scheduled_at", "job_id")
-    tenant_id = models.CharField(max_length=64)
+    tenant_id = TenantIdField()
     task_id = BinaryUUIDField()
     scheduled_at = models.DateTimeField()
     job_id = BinaryUUIDField()

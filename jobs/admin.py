@@ -206,9 +206,10 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
         # The name of the secret only: the console never resolves it.
         return obj.secret_ref or "—"
 
-    @admin.display(description="response body (truncated)")
+    @admin.display(description="response body (truncated, credentials masked)")
     def response_body_text(self, obj: Job):
-        return preformatted(obj.response_body or "")
+        # What the tenant's endpoint answered may carry its own credentials (an access_token, a signed URL).
+        return preformatted(mask_body(obj.response_body))
 
 
 @admin.register(DeadJob)

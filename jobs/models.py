@@ -13,6 +13,7 @@ from typing import ClassVar
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
+from jobsched_project.tenants import ExactCharField, TenantIdField
 from tasks.priority import DEFAULT_PRIORITY
 
 
@@ -26,7 +27,7 @@ class JobStatus(models.TextChoices):
 
 class Job(models.Model):
     id = BinaryUUIDField(primary_key=True, default=new_id, editable=False)
-    tenant_id = models.CharField(max_length=64)
+    tenant_id = TenantIdField()
     # No FK constraint: the queue must not take parent-row locks on every insert.
     task = models.ForeignKey(
         "tasks.Task", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="jobs"
@@ -100,8 +101,8 @@ class RunRequest(models.Model):
     """
 
     task_id = BinaryUUIDField()
-    tenant_id = models.CharField(max_length=64, db_collation="utf8mb4_bin")
-    idempotency_key = models.CharField(max_length=255, db_collation="utf8mb4_bin")
+    tenant_id = TenantIdField()
+    idempotency_key = ExactCharField(max_length=255)
     job_id = BinaryUUIDField()
     created_at = models.DateTimeField(auto_now_add=True)
 

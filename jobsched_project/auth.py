@@ -22,9 +22,10 @@ from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.backends import TokenBackend
 from rest_framework_simplejwt.exceptions import TokenBackendError, TokenBackendExpiredToken
 
+from jobsched_project.tenants import is_valid_tenant_id
+
 logger = logging.getLogger(__name__)
 
-MAX_TENANT_ID_LENGTH = 64  # tasks.tenant_id / jobs.tenant_id are VARCHAR(64)
 MAX_TOKEN_LENGTH = 8192
 
 
@@ -75,24 +76,36 @@ def issue_token(tenant_id: str, *, ttl_seconds: int = 3600, now: float | None = 
     return signing_backend().encode(payload)
 
 
-def is_valid_tenant_id(tenant: object) -> bool:
-    """A tenant id fits the tenant_id columns and is printable (it reaches logs and the admin)."""
-    return (
-        isinstance(tenant, str)
-        and bool(tenant.strip())
-        and len(tenant) <= MAX_TENANT_ID_LENGTH
-        and tenant.isprintable()
-    )
-
-
 def tenant_from_claims(claims: dict[str, Any]) -> str:
-    """Return the tenant id of verified claims, or raise AuthenticationFailed."""
+    """Return the tenant id of verified claims, or raise AuthenticationFailed.
+
+    The one grammar (jobsched_project.tenants): `'acme '`, `'ACME'` or `'acmé'`
+    is either refused here or a different tenant than `acme`, never a match.
+    """
     tenant = claims.get(settings.JWT_TENANT_CLAIM)
-    if not isinstance(tenant, str) or not tenant.strip():
+    if not isinstance(tenant, str) or not tenant:
         raise exceptions.AuthenticationFailed("Token has no tenant.")
     if not is_valid_tenant_id(tenant):
         raise exceptions.AuthenticationFailed("Token's tenant is not a valid tenant id.")
     return tenant
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_time_claims(claims: dict[str, Any], *, now: float | None = None) -> None:
+    """Numeric `exp`/`nbf`/`iat` only (PyJWT accepts "1700000000" as a string), and the lifetime bound."""
+    if "exp" not in claims:
+        raise exceptions.AuthenticationFailed("Token has no expiry.")
+    for name in ("exp", "nbf", "iat"):
+        if name in claims and not _is_number(claims[name]):
+            raise exceptions.AuthenticationFailed(f"Token's {name} is not a number.")
+    maximum = settings.JWT_MAX_LIFETIME_SECONDS
+    if maximum:
+        start = claims["iat"] if "iat" in claims else (time.time() if now is None else now)
+        if claims["exp"] - start > maximum:
+            raise exceptions.AuthenticationFailed("Token lives longer than allowed.")
 
 
 class TenantJWTAuthentication(JWTAuthentication):
@@ -115,8 +128,9 @@ class TenantJWTAuthentication(JWTAuthentication):
         except (TokenBackendError, UnicodeDecodeError) as exc:
             logger.info("token refused", extra={"event": "auth_refused", "reason": str(exc)})
             raise exceptions.AuthenticationFailed("Token is invalid.") from None
-        if not isinstance(claims, dict) or "exp" not in claims:
-            raise exceptions.AuthenticationFailed("Token has no expiry.")
+        if not isinstance(claims, dict):
+            raise exceptions.AuthenticationFailed("Token is invalid.")
+        check_time_claims(claims)
         return claims
 
     def get_user(self, validated_token: dict[str, Any]) -> TenantUser:  # type: ignore[override]

@@ -48,6 +48,7 @@ PROBLEM_TYPES: dict[str, str] = {
     "content-too-large": "The request body is larger than the API accepts.",
     "unsupported-media-type": "The body's Content-Type is not one the operation accepts.",
     "idempotency-key-reused": "This Idempotency-Key was used before with a different request body.",
+    "too-many-secrets": "The tenant already holds the most secrets it may; delete one first.",
     "too-many-requests": "The tenant's request rate is exceeded; wait `Retry-After` seconds.",
     "internal-server-error": "A bug on our side; it has been logged.",
     "history-unavailable": "The job history store does not answer; the page would be incomplete. Retry later.",

@@ -47,6 +47,56 @@ def _positive_int(name: str, default: int) -> int:
     return value
 
 
+def _optional_positive_int(name: str) -> int | None:
+    if not os.environ.get(name, "").strip():
+        return None
+    return _positive_int(name, 0)
+
+
+JWT_HS256_MIN_KEY_BYTES = 32  # RFC 7518 3.2: a key at least as long as the hash output
+
+
+def _check_jwt_key(name: str, pem: str, algorithm: str, *, private: bool) -> None:
+    """Parse a PEM key for RS256/ES256 now, naming the setting when it is not one of the right kind."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+    kind = "private" if private else "public"
+    try:
+        if private:
+            key: object = serialization.load_pem_private_key(pem.encode(), password=None)
+        else:
+            key = serialization.load_pem_public_key(pem.encode())
+    except (ValueError, TypeError) as exc:
+        raise ImproperlyConfigured(f"{name}: not a PEM {kind} key for {algorithm} ({exc})") from None
+    if algorithm == "RS256":
+        if not isinstance(key, rsa.RSAPublicKey | rsa.RSAPrivateKey) or key.key_size < 2048:
+            raise ImproperlyConfigured(f"{name}: RS256 needs an RSA {kind} key of at least 2048 bits")
+    elif not isinstance(key, ec.EllipticCurvePublicKey | ec.EllipticCurvePrivateKey) or not isinstance(
+        key.curve, ec.SECP256R1
+    ):
+        raise ImproperlyConfigured(f"{name}: ES256 needs a P-256 (secp256r1) {kind} key")
+
+
+def _fernet_keys(name: str) -> list[str]:
+    """Comma-separated Fernet keys (32 bytes, URL-safe base64 each); a development key when DEBUG is on."""
+    from cryptography.fernet import Fernet
+
+    keys = [key.strip() for key in os.environ.get(name, "").split(",") if key.strip()]
+    if not keys:
+        if not DEBUG:
+            raise ImproperlyConfigured(f"{name}: required when DEBUG is off (generate one with Fernet.generate_key())")
+        return ["ZGV2ZWxvcG1lbnQtb25seS1ub3QtZm9yLXByb2R1Y3Q="]  # base64 of "development-only-not-for-product"
+    for position, key in enumerate(keys, 1):
+        try:
+            Fernet(key)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name}: key {position} is not a Fernet key (32 bytes, URL-safe base64)"
+            ) from None
+    return keys
+
+
 DEBUG = _strict_bool("DEBUG", False)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
@@ -102,6 +152,7 @@ INSTALLED_APPS = [
     "history",
     "signing",
     "workers",
+    "vault",
 ]
 
 MIDDLEWARE = [
@@ -205,16 +256,28 @@ if JWT_ALGORITHM == "HS256" and not JWT_VERIFYING_KEY:
     JWT_VERIFYING_KEY = "development-only-jwt-secret-not-for-production"
 if JWT_ALGORITHM != "HS256" and not JWT_VERIFYING_KEY:
     raise ImproperlyConfigured(f"JWT_VERIFYING_KEY: a PEM public key is required for {JWT_ALGORITHM}")
+# Checked here, not on the first request: a bad key must stop the process, never answer 500s.
+if JWT_ALGORITHM == "HS256" and not DEBUG and len(JWT_VERIFYING_KEY.encode()) < JWT_HS256_MIN_KEY_BYTES:
+    raise ImproperlyConfigured(
+        f"JWT_VERIFYING_KEY: an HS256 secret must be at least {JWT_HS256_MIN_KEY_BYTES} bytes when DEBUG is off"
+    )
+if JWT_ALGORITHM != "HS256":
+    _check_jwt_key("JWT_VERIFYING_KEY", JWT_VERIFYING_KEY, JWT_ALGORITHM, private=False)
+    if JWT_SIGNING_KEY:
+        _check_jwt_key("JWT_SIGNING_KEY", JWT_SIGNING_KEY, JWT_ALGORITHM, private=True)
 JWT_AUDIENCE = os.environ.get("JWT_AUDIENCE", "jobsched")
 JWT_ISSUER = os.environ.get("JWT_ISSUER", "") or None
 JWT_TENANT_CLAIM = _setting("JWT_TENANT_CLAIM", env.str, "tenant_id")
+# Longest validity a token may claim (exp - iat, or exp - now without iat); empty = no maximum.
+JWT_MAX_LIFETIME_SECONDS = _optional_positive_int("JWT_MAX_LIFETIME_SECONDS")
 
 # --- Egress (SSRF) ---
 EGRESS_ALLOWLIST = os.environ.get("EGRESS_ALLOWLIST", "")
 
-# --- Executor ---
-# Directory of mounted secrets (one file per secret_ref); unset = environment only
-# (JOBSCHED_SECRET_<NAME>). Tokens never sit in MySQL: tasks store only the name.
+# --- Tenants' secrets (vault) ---
+# Fernet keys, comma-separated: the first encrypts, all decrypt (rotation: manage.py rotate_secret_keys).
+SECRETS_ENCRYPTION_KEYS = _fernet_keys("SECRETS_ENCRYPTION_KEYS")
+# Operator-mounted secrets, one directory per tenant (vault/mounted.py); unset = none.
 SECRETS_DIR = os.environ.get("SECRETS_DIR", "")
 
 # --- History store ---

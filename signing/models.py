@@ -10,11 +10,12 @@ from __future__ import annotations
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
+from jobsched_project.tenants import TenantIdField
 
 
 class SigningSecret(models.Model):
     id = BinaryUUIDField(primary_key=True, default=new_id, editable=False)
-    tenant_id = models.CharField(max_length=64, db_collation="utf8mb4_bin")
+    tenant_id = TenantIdField()
     ciphertext = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(null=True, blank=True)  # NULL: until deleted

@@ -1,44 +1,36 @@
-"""Signing secrets at rest: sealed with Fernet, and opened only for the (tenant, id) they were sealed for.
+"""Signing secrets at rest: sealed by the tenant-secrets vault (Fernet under rotating SECRETS_ENCRYPTION_KEYS).
 
-The sealed plaintext names the tenant and the secret's id, so a ciphertext
-copied onto another row does not open there.
+The sealed plaintext names the tenant and `signing-secret:<id>`, so a ciphertext
+copied onto another row (or into the tenant-secrets table) does not open there.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import json
-from functools import lru_cache
-
-from cryptography.fernet import Fernet, InvalidToken
-from django.conf import settings
+from vault.crypto import SecretUnreadable, secret_box
 
 
 class SealUnreadable(Exception):
     """The ciphertext does not open, or was sealed for another tenant or id."""
 
 
-@lru_cache(maxsize=4)
-def _fernet(secret_key: str) -> Fernet:
-    # Until the tenant-secrets vault (rotating SECRETS_ENCRYPTION_KEYS) is merged: a key derived from SECRET_KEY.
-    digest = hashlib.sha256(b"jobsched signing secrets\0" + secret_key.encode()).digest()
-    return Fernet(base64.urlsafe_b64encode(digest))
+def _name(secret_id: str) -> str:
+    return f"signing-secret:{secret_id}"
 
 
 def seal(*, tenant_id: str, secret_id: str, value: str) -> str:
-    plaintext = json.dumps({"tenant": tenant_id, "id": secret_id, "value": value}, separators=(",", ":"))
-    return _fernet(settings.SECRET_KEY).encrypt(plaintext.encode()).decode("ascii")
+    return secret_box().seal(tenant_id=tenant_id, name=_name(secret_id), value=value)
 
 
 def unseal(token: str, *, tenant_id: str, secret_id: str) -> str:
     try:
-        sealed = json.loads(_fernet(settings.SECRET_KEY).decrypt(token.encode("ascii")))
-    except (InvalidToken, ValueError, UnicodeError):
-        raise SealUnreadable("does not decrypt") from None
-    if not isinstance(sealed, dict) or sealed.get("tenant") != tenant_id or sealed.get("id") != secret_id:
-        raise SealUnreadable("sealed for another tenant or secret")
-    value = sealed.get("value")
-    if not isinstance(value, str):
-        raise SealUnreadable("no value")
-    return value
+        return secret_box().open(token, tenant_id=tenant_id, name=_name(secret_id))
+    except SecretUnreadable as exc:
+        raise SealUnreadable(str(exc)) from None
+
+
+def reseal(token: str) -> str:
+    """The same secret under the first key (vault's rotation)."""
+    try:
+        return secret_box().rotate(token)
+    except SecretUnreadable as exc:
+        raise SealUnreadable(str(exc)) from None

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from jobsched_project.ids import new_id
 from signing.models import SigningSecret
-from signing.sealing import seal
+from signing.sealing import SealUnreadable, reseal, seal
 from signing.selectors import live_secrets
 from signing.signature import new_secret
 
@@ -75,3 +75,32 @@ def signing_secret_delete(*, tenant_id: str, secret_id: uuid.UUID) -> None:
         "signing secret deleted",
         extra={"event": "signing_secret_deleted", "tenant_id": tenant_id, "secret_id": str(secret_id)},
     )
+
+
+def signing_secret_keys_rotate(*, batch_size: int = 500) -> tuple[int, int]:
+    """Re-encrypt every signing secret under the first SECRETS_ENCRYPTION_KEYS key; return (rotated, unreadable).
+
+    As vault's `secret_keys_rotate`: by id in batches, each row written only if its ciphertext is
+    still the one read.
+    """
+    rotated = unreadable = 0
+    after: uuid.UUID | None = None
+    while True:
+        query = SigningSecret.objects.order_by("id")
+        if after is not None:
+            query = query.filter(id__gt=after)
+        rows = list(query.values_list("id", "ciphertext")[:batch_size])
+        if not rows:
+            return rotated, unreadable
+        for secret_id, token in rows:
+            try:
+                fresh = reseal(token)
+            except SealUnreadable:
+                unreadable += 1
+                logger.error(
+                    "signing secret does not decrypt",
+                    extra={"event": "signing_secret_unreadable", "secret_id": str(secret_id)},
+                )
+                continue
+            rotated += SigningSecret.objects.filter(id=secret_id, ciphertext=token).update(ciphertext=fresh)
+        after = rows[-1][0]

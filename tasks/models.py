@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
+from jobsched_project.tenants import TenantIdField
 from tasks.priority import DEFAULT_PRIORITY
 from tasks.schedule import missed
 
@@ -35,7 +36,7 @@ class HttpMethod(models.TextChoices):
 
 class Task(models.Model):
     id = BinaryUUIDField(primary_key=True, default=new_id, editable=False)
-    tenant_id = models.CharField(max_length=64)
+    tenant_id = TenantIdField()
     name = models.CharField(max_length=200)
 
     http_url = models.CharField(max_length=2048)

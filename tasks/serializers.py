@@ -18,13 +18,14 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
 from tasks import egress, health, schedule, services
 from tasks.headers import HeaderError, validate_headers
 from tasks.models import HttpMethod, MissedRuns, Task
 from tasks.priority import DEFAULT_PRIORITY, PRIORITIES
-from tasks.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
 from tasks.services import ScheduleSpec
 from tasks.targets import check_task_url
+from vault.selectors import secret_exists
 
 # Bounds (documented in README.md, "Tenant API").
 MAX_NAME_LENGTH = 200
@@ -38,6 +39,7 @@ RUN_AT_PAST_TOLERANCE = timedelta(seconds=60)
 RUN_AT_HORIZON = timedelta(days=3653)
 DEFAULT_TIMEZONE = "UTC"
 
+NO_SUCH_SECRET = "no such secret (store it first: PUT /v1/secrets/{name})"
 # Keys a client may echo back from a GET; they are read-only and ignored.
 READ_ONLY_KEYS = frozenset(
     {
@@ -207,9 +209,16 @@ class TaskInput(StrictSerializer):
         if value is None:
             return None
         try:
-            return validate_secret_ref(value)
+            validate_secret_ref(value)
         except SecretRefError as exc:
             raise serializers.ValidationError(str(exc)) from None
+        current = self.context.get("current")
+        if current is not None and value == current.secret_ref:
+            return value  # unchanged by a PATCH: a secret deleted since fails at send time, not this edit
+        # The tenant's own secrets only; another tenant's and a missing one get the same answer.
+        if not secret_exists(tenant_id=self.context["tenant_id"], name=value):
+            raise serializers.ValidationError(NO_SUCH_SECRET)
+        return value
 
 
 def model_fields(validated: dict[str, Any]) -> tuple[dict[str, Any], ScheduleSpec]:

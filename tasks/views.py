@@ -85,8 +85,10 @@ def _task_response(task: Task, status_code: int = status.HTTP_200_OK) -> Respons
     return Response(TaskOutput(task).data, status=status_code, headers=headers)
 
 
-def _validate(data: Any, current: Task | None = None) -> dict[str, Any]:
-    context = {} if current is None else {"current": current}
+def _validate(data: Any, *, tenant_id: str, current: Task | None = None) -> dict[str, Any]:
+    context: dict[str, Any] = {"tenant_id": tenant_id}
+    if current is not None:
+        context["current"] = current
     serializer = TaskInput(data=data, context=context)
     serializer.is_valid(raise_exception=True)
     return serializer.validated_data
@@ -157,7 +159,7 @@ class TaskListCreateView(APIView):
                 replayed = services.task_replay(tenant_id=tenant_id, idempotency_key=key, request_sha256=digest)
                 if replayed is not None:
                     return _task_response(replayed)
-            fields, schedule_spec = model_fields(_validate(request.data))
+            fields, schedule_spec = model_fields(_validate(request.data, tenant_id=tenant_id))
             task, created = services.task_create(
                 tenant_id=tenant_id,
                 fields=fields,
@@ -199,7 +201,9 @@ class TaskDetailView(APIView):
         versions = _required_versions(request)
         if current.version not in versions:
             raise _stale(current.version)
-        fields, schedule_spec = model_fields(_validate(merge_patch(input_of(current), request.data), current))
+        fields, schedule_spec = model_fields(
+            _validate(merge_patch(input_of(current), request.data), tenant_id=tenant_id, current=current)
+        )
         try:
             task = services.task_update(
                 tenant_id=tenant_id,

@@ -5,7 +5,11 @@ answers carry `Location: /landed`), `/slow/<seconds>`, `/big/<bytes>`,
 `/trickle/<seconds>` (a body one byte per 0.1 s), `/retry-after/<code>/<value>` (that status with
 that Retry-After), `/hang-on-attempt/<n>` (never
 answers attempt n), `/echo-headers` (the request's headers as the body),
-`/landed`, anything else 200 "ok".
+`/landed`, `/set-cookie/<value>` (answers `Set-Cookie: sid=<value>`), `/gzip-bomb/<MiB>` (that many
+MiB of zeros, gzip-compressed, `Content-Encoding: gzip`), `/echo-secret/<form>` (the request's
+`Authorization` back as `raw`, `json`, `url`, `base64`, `base64url` or `blob`: base64 of a JSON
+document holding it), `/echo-secret-at/<offset>` (`offset` bytes of padding, then the `Authorization`),
+anything else 200 "ok".
 `ConnectionTrap` is a bare TCP listener that only counts accepted connections:
 the proof that nothing dialled an address the egress check refused.
 
@@ -19,11 +23,15 @@ server thread does not end.
 from __future__ import annotations
 
 import asyncio
+import base64
+import gzip
+import json
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
-from urllib.parse import unquote
+from functools import lru_cache
+from urllib.parse import quote, unquote
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -43,6 +51,26 @@ class _Served:
     loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
     thread: threading.Thread | None = None
     ready: threading.Event = field(default_factory=threading.Event)
+
+
+@lru_cache(maxsize=4)
+def gzip_bomb(mebibytes: int) -> bytes:
+    """`mebibytes` MiB of zeros, gzip-compressed (about 1/1000 of that on the wire)."""
+    return gzip.compress(b"\0" * (mebibytes * 1024 * 1024), compresslevel=9)
+
+
+def _secret_echo(secret: str, form: str) -> str:
+    if form == "json":
+        return json.dumps({"seen": {"authorization": secret}})
+    if form == "url":
+        return "https://example.com/seen?authorization=" + quote(secret, safe="")
+    if form == "base64":
+        return base64.b64encode(secret.encode()).decode()
+    if form == "base64url":
+        return base64.urlsafe_b64encode(secret.encode()).decode()
+    if form == "blob":
+        return base64.b64encode(json.dumps({"headers": {"Authorization": secret}}).encode()).decode()
+    return secret
 
 
 class _ThreadServer:
@@ -159,6 +187,14 @@ class Receiver(_ThreadServer):
             return response
         if parts[0] == "echo-headers":
             return web.Response(text="\n".join(f"{name}: {value}" for name, value in request.headers.items()))
+        if parts[0] == "set-cookie" and len(parts) == 2:
+            return web.Response(text="cookie set", headers={"Set-Cookie": f"sid={parts[1]}; Path=/"})
+        if parts[0] == "gzip-bomb" and len(parts) == 2:
+            return web.Response(body=gzip_bomb(int(parts[1])), headers={"Content-Encoding": "gzip"})
+        if parts[0] == "echo-secret" and len(parts) == 2:
+            return web.Response(text=_secret_echo(request.headers.get("Authorization", ""), parts[1]))
+        if parts[0] == "echo-secret-at" and len(parts) == 2:
+            return web.Response(text="p" * int(parts[1]) + request.headers.get("Authorization", "") + "\nend")
         if parts[0] == "big" and len(parts) == 2:
             return web.Response(body=b"x" * int(parts[1]))
         return web.Response(text="ok")

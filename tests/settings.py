@@ -9,5 +9,7 @@ import os
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
 os.environ.setdefault("JWT_VERIFYING_KEY", "test-only-jwt-secret-at-least-32-bytes-long")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+# base64 of "test-only-fernet-key-32-bytes!!!"; tests that rotate keys override the setting.
+os.environ.setdefault("SECRETS_ENCRYPTION_KEYS", "dGVzdC1vbmx5LWZlcm5ldC1rZXktMzItYnl0ZXMhISE=")
 
 from jobsched_project.settings import *  # noqa: F403 - the test settings are the real ones plus the above

@@ -1,10 +1,11 @@
 """The architecture, enforced: imports run one way between the apps, and only jobs.queue runs SQL on jobs.
 
 Layers, lowest first: jobsched_project (settings and neutral helpers: ids, the job
-record, the .sql loader, the admin base) ← tasks and history (neither imports the
-other) ← signing (signing secrets; reads tasks.headers) ← jobs ← workers ← bench.
-A module may import its own package and the layers below it, never above; the
-tests may import anything.
+record, the .sql loader, the admin base, tenant ids, the secret_ref grammar) ← vault
+(tenants' secrets: tasks checks a secret_ref against it, the executor resolves it) ←
+tasks and history (neither imports the other) ← signing (signing secrets, sealed by
+vault; reads tasks.headers) ← jobs ← workers ← bench. A module may import its own
+package and the layers below it, never above; the tests may import anything.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 ALLOWED = {
     "jobsched_project": set(),
-    "tasks": {"jobsched_project"},
+    "vault": {"jobsched_project"},
+    "tasks": {"jobsched_project", "vault"},
     "history": {"jobsched_project"},
-    "signing": {"jobsched_project", "tasks"},
+    "signing": {"jobsched_project", "tasks", "vault"},
     "jobs": {"jobsched_project", "tasks", "history", "signing"},
-    "workers": {"jobsched_project", "tasks", "history", "jobs", "signing"},
+    "workers": {"jobsched_project", "tasks", "history", "jobs", "vault", "signing"},
     "bench": {"jobsched_project", "tasks", "history", "jobs", "signing", "workers", "tests"},
 }
 FIRST_PARTY = {*ALLOWED, "tests"}

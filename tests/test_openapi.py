@@ -14,7 +14,7 @@ from jobsched_project.problems import PROBLEM_CONTENT_TYPE
 
 pytestmark = pytest.mark.django_db
 
-SOURCE_DIRS = ("jobsched_project", "tasks", "jobs", "history", "workers")
+SOURCE_DIRS = ("jobsched_project", "tasks", "jobs", "history", "workers", "vault")
 
 
 def task_body() -> dict:

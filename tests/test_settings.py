@@ -13,6 +13,7 @@ PRODUCTION_LIKE = {
     "SECRET_KEY": "k3y-" + "production-like-secret-with-enough-entropy-0123456789abcdef",
     "JWT_VERIFYING_KEY": "production-like-jwt-secret-0123456789abcdef",
     "ALLOWED_HOSTS": "jobsched.example.com",
+    "SECRETS_ENCRYPTION_KEYS": "cHJvZHVjdGlvbi1saWtlLWZlcm5ldC1rZXktMzJieXQ=",
 }
 
 
@@ -76,6 +77,54 @@ def test_unreachable_database_is_one_line_naming_database_url_and_address():
 def test_check_deploy_passes_with_production_like_settings():
     result = _manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_LIKE)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"JWT_VERIFYING_KEY": "x"}, "JWT_VERIFYING_KEY"),  # a 1-byte HS256 secret
+        ({"JWT_VERIFYING_KEY": "a" * 31}, "JWT_VERIFYING_KEY"),
+        ({"JWT_ALGORITHM": "RS256", "JWT_VERIFYING_KEY": "not a pem"}, "JWT_VERIFYING_KEY"),
+        (
+            {
+                "JWT_ALGORITHM": "ES256",
+                "JWT_VERIFYING_KEY": "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----",
+            },
+            "JWT_VERIFYING_KEY",
+        ),
+        ({"JWT_MAX_LIFETIME_SECONDS": "soon"}, "JWT_MAX_LIFETIME_SECONDS"),
+        ({"SECRETS_ENCRYPTION_KEYS": "not-a-fernet-key"}, "SECRETS_ENCRYPTION_KEYS"),
+        ({"SECRETS_ENCRYPTION_KEYS": ""}, "SECRETS_ENCRYPTION_KEYS"),  # required when DEBUG is off
+        ({"JWT_MAX_LIFETIME_SECONDS": "-1"}, "JWT_MAX_LIFETIME_SECONDS"),
+    ],
+)
+def test_a_bad_token_configuration_stops_the_process_at_start_naming_the_setting(settings, named):
+    result = _manage("check", env={**PRODUCTION_LIKE, **settings})
+    assert result.returncode != 0
+    assert named in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_rs256_key_of_the_wrong_kind_is_refused_at_start():
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    ec_public = (
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    refused = _manage("check", env={**PRODUCTION_LIKE, "JWT_ALGORITHM": "RS256", "JWT_VERIFYING_KEY": ec_public})
+    assert refused.returncode != 0
+    assert "JWT_VERIFYING_KEY" in refused.stderr
+    accepted = _manage("check", env={**PRODUCTION_LIKE, "JWT_ALGORITHM": "ES256", "JWT_VERIFYING_KEY": ec_public})
+    assert accepted.returncode == 0, accepted.stderr
+
+
+def test_a_short_hs256_secret_is_allowed_in_development_only():
+    result = _manage("check", env={**PRODUCTION_LIKE, "DEBUG": "1", "JWT_VERIFYING_KEY": "short"})
+    assert result.returncode == 0, result.stderr
 
 
 def test_cassandra_replication_reads_a_copy_count_or_datacenters():

@@ -18,7 +18,7 @@ Import the public names from here.
 from tasks.egress.allowlist import Allowlist, AllowlistEntry
 from tasks.egress.networks import BLOCKED_NETWORKS, is_public_address
 from tasks.egress.policy import ALLOWED_PORTS, GENERIC_MESSAGE, EgressDenied, EgressPolicy, Resolver, resolve_host
-from tasks.egress.urls import MAX_URL_LENGTH, ParsedTarget, TargetError
+from tasks.egress.urls import MAX_URL_LENGTH, ParsedTarget, TargetError, port_spelling_problem
 
 __all__ = [
     "ALLOWED_PORTS",
@@ -33,5 +33,6 @@ __all__ = [
     "Resolver",
     "TargetError",
     "is_public_address",
+    "port_spelling_problem",
     "resolve_host",
 ]

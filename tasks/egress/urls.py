@@ -26,6 +26,7 @@ __all__ = [
     "name_policy_problem",
     "name_syntax_problem",
     "parse_task_url",
+    "port_spelling_problem",
 ]
 
 ALLOWED_SCHEMES = frozenset({"http", "https"})
@@ -154,6 +155,8 @@ def parse_task_url(url: object) -> ParsedTarget:
         raise TargetError("must not contain a fragment")
     if not h_host or not y_host:
         raise TargetError("must have a host")
+    if (problem := port_spelling_problem(url)) is not None:
+        raise TargetError(PORT_SPELLING_MESSAGE, reason=problem)
     port = h_url.port if h_url.port is not None else DEFAULT_PORTS[scheme]
     if y_port != port:
         raise TargetError("is not a valid URL", reason=f"parsers disagree on port: {port} vs {y_port}")
@@ -176,6 +179,31 @@ def parse_task_url(url: object) -> ParsedTarget:
     if problem is not None:
         raise TargetError("host must be a DNS name or a canonical IP address", reason=problem)
     return ParsedTarget(scheme=scheme, host=host, port=port, url=str(h_url))
+
+
+# A port as people write it: ASCII digits, no sign, no leading zero. httpx and yarl also read
+# ":+443", ":0443", Arabic-Indic or full-width digits and an empty ":" as 443 (or the default),
+# but another parser on the way (a proxy, a log scanner, a future client) may not: such
+# spellings are refused, never normalised.
+_CANONICAL_PORT = re.compile(r"[1-9][0-9]{0,4}", re.ASCII)
+PORT_SPELLING_MESSAGE = "port must be plain ASCII digits without sign or leading zeros (e.g. :443), or left out"
+
+
+def port_spelling_problem(url: str) -> str | None:
+    """Why the port as typed in `url` is not canonical, or None (no port, or a canonical one)."""
+    hostport = _raw_authority(url).rpartition("@")[2]
+    if hostport.startswith("["):
+        _, bracket, after = hostport.partition("]")
+        if not bracket or not after:
+            return None  # no port (an unclosed bracket is the parsers' to refuse)
+        if not after.startswith(":"):
+            return f"text after the IPv6 literal: {after!r}"
+        text = after[1:]
+    else:
+        if ":" not in hostport:
+            return None
+        text = hostport.partition(":")[2]
+    return None if _CANONICAL_PORT.fullmatch(text) else f"non-canonical port spelling {text!r}"
 
 
 def _raw_authority(url: str) -> str:

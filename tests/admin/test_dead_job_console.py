@@ -510,3 +510,21 @@ def test_the_all_jobs_list_issues_a_bounded_number_of_queries(support_user, clie
         response = client.get(url, {"status": "dead"})
 
     assert len(response.context["cl"].result_list) == 50
+
+
+def test_detail_page_masks_signed_urls_body_fields_and_the_kept_response(support_user, client_as):
+    task = make_task()
+    job = make_dead_job(
+        task,
+        request_url="https://hooks.example.com/run?sig=url-sig-1&X-Amz-Signature=url-sig-2&page=3",
+        request_headers={"X-Callback": "https://cb.example.com/done?key=header-url-3"},
+        request_body='{"callback": "https://cb.example.com/?signature=body-url-4", "note": "Bearer body-bearer-5"}',
+        response_body='{"access_token": "response-token-6", "error": "expired", "retry": "https://x.example.com/?sig=r7"}',
+    )
+
+    body = client_as(support_user).get(detail_url(job)).content.decode()
+
+    for secret in ("url-sig-1", "url-sig-2", "header-url-3", "body-url-4", "body-bearer-5", "response-token-6", "r7"):
+        assert secret not in body, secret
+    for shown in ("page=3", "expired", "cb.example.com/done?key="):
+        assert shown in body, shown

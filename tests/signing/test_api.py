@@ -104,3 +104,16 @@ def test_no_body_takes_the_defaults_and_a_json_null_is_a_400(tenant_client):
     refused = client.post(URL, "null", content_type="application/json")
     assert refused.status_code == 400
     assert refused["Content-Type"] == "application/problem+json"
+
+
+def test_rotating_the_encryption_keys_reseals_signing_secrets_and_they_still_sign(tenant_client, settings):
+    from cryptography.fernet import Fernet
+    from django.core.management import call_command
+
+    created = tenant_client("tenant-a").post(URL, {}, format="json").json()
+    before = SigningSecret.objects.get().ciphertext
+    settings.SECRETS_ENCRYPTION_KEYS = [Fernet.generate_key().decode(), *settings.SECRETS_ENCRYPTION_KEYS]
+    call_command("rotate_signing_secret_keys")
+    assert SigningSecret.objects.get().ciphertext != before
+    settings.SECRETS_ENCRYPTION_KEYS = settings.SECRETS_ENCRYPTION_KEYS[:1]  # the old key removed
+    assert signing_keys(tenant_ids=["tenant-a"]) == {"tenant-a": [key_of(created["secret"])]}

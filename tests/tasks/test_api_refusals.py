@@ -352,3 +352,17 @@ def test_a_lone_surrogate_anywhere_is_400_naming_where_it_is(owner, body, field)
     assert response["Content-Type"] == "application/problem+json"
     assert field in response.json()["errors"]
     assert not Task.objects.exists()
+
+
+@pytest.mark.parametrize("port", ["+443", "0443", "\u0664\u0664\u0663", "\uff14\uff14\uff13", ""])
+def test_a_non_canonical_port_spelling_is_400_on_http_url_at_create_and_edit(owner, port):
+    url = f"https://example.com:{port}/hook"
+    problem = _refused(owner, body(http=http(url=url)), "http.url")
+    assert "plain ASCII digits" in problem["errors"]["http.url"][0]
+    created = owner.post(TASKS, body(), format="json")
+    assert created.status_code == 201
+    edited = owner.patch(
+        f"{TASKS}/{created.json()['id']}", {"http": {"url": url}}, format="json", HTTP_IF_MATCH=created["ETag"]
+    )
+    assert edited.status_code == 400
+    assert "http.url" in edited.json()["errors"]

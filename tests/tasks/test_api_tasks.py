@@ -46,6 +46,7 @@ def _problem(response, status):
 
 
 def test_create_answers_201_with_the_task_in_the_documented_shape(owner):
+    owner.put("/v1/secrets/hooks-report", {"value": "Bearer report-token"}, format="json")
     response = owner.post(TASKS, body(priority=2, secret_ref="hooks-report"), format="json")
     assert response.status_code == 201
     task = response.json()

@@ -184,3 +184,26 @@ def test_issue_token_prints_a_token_the_api_accepts():
 def test_issue_token_refuses_a_bad_tenant_or_ttl(tenant, ttl):
     with pytest.raises(CommandError):
         call_command("issue_token", tenant=tenant, ttl=ttl, stdout=io.StringIO())
+
+
+@pytest.mark.parametrize("claim", ["exp", "nbf", "iat"])
+def test_a_time_claim_given_as_a_string_is_401(make_token, claim):
+    import time
+
+    value = str(int(time.time()) + (3600 if claim == "exp" else -10))
+    _assert_401(_get(f"Bearer {make_token('tenant-a', **{claim: value})}"))
+
+
+@pytest.mark.parametrize("value", [True, "tomorrow", [1], {"t": 1}])
+def test_an_exp_that_is_not_a_number_is_401(make_token, value):
+    _assert_401(_get(f"Bearer {make_token('tenant-a', exp=value)}"))
+
+
+def test_a_token_living_longer_than_the_maximum_lifetime_is_401(make_token):
+    with override_settings(JWT_MAX_LIFETIME_SECONDS=3600):
+        assert _get(f"Bearer {make_token('tenant-a', ttl=3600)}").status_code == 200
+        _assert_401(_get(f"Bearer {make_token('tenant-a', ttl=3601)}"))
+        # Without iat the bound is on what is left of it.
+        assert _get(f"Bearer {make_token('tenant-a', ttl=600, iat=None)}").status_code == 200
+        _assert_401(_get(f"Bearer {make_token('tenant-a', ttl=7200, iat=None)}"))
+    assert _get(f"Bearer {make_token('tenant-a', ttl=30 * 86400)}").status_code == 200  # unset: no maximum

@@ -198,3 +198,44 @@ def test_bad_port_says_which_ports_are_allowed() -> None:
 )
 def test_url_is_accepted_and_normalised(url: str, expected: ParsedTarget) -> None:
     assert check(url) == expected
+
+
+# --------------------------------------------------------------------------
+# port spellings: refused, never normalised
+
+NON_CANONICAL_PORTS = [
+    "https://public.example:+443/",
+    "https://public.example:0443/",
+    "https://public.example:00443/",
+    "https://public.example:\u0664\u0664\u0663/",  # Arabic-Indic digits
+    "https://public.example:\uff14\uff14\uff13/",  # full-width digits
+    "https://public.example:/",
+    "http://public.example:080/",
+    "https://8.8.8.8:0443/",
+    "https://[2001:4860:4860::8888]:0443/",
+    "https://[2001:4860:4860::8888]:/",
+]
+
+
+@pytest.mark.parametrize("url", NON_CANONICAL_PORTS)
+def test_a_non_canonical_port_spelling_is_refused(url: str) -> None:
+    assert urls.port_spelling_problem(url) is not None
+    with pytest.raises(TargetError, match="plain ASCII digits"):
+        check(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://public.example/",
+        "https://public.example:443/",
+        "http://public.example:80/x",
+        "https://[2001:4860:4860::8888]:443/",
+        "https://[2001:4860:4860::8888]/",
+        "https://public.example/a:0443",
+        "https://public.example?x=:0443",
+    ],
+)
+def test_a_canonical_port_or_none_passes_the_spelling_check(url: str) -> None:
+    assert urls.port_spelling_problem(url) is None
+    check(url)

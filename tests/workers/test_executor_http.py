@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+import tracemalloc
+
 import pytest
 
 from tasks.egress import GENERIC_MESSAGE
 from tasks.headers import DELIVERY_HEADERS, is_forbidden
-from tests.receivers import ConnectionTrap, Receiver, unused_port
+from tests.receivers import ConnectionTrap, Receiver, gzip_bomb, unused_port
+from tests.workers import executor_helpers
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
+from tests.workers.test_dialer import ScriptedResolver
+from workers.executor import redaction
 from workers.executor.http import (
     ERROR_CONNECTION,
     ERROR_SECRET,
     ERROR_TIMEOUT,
     REDACTED,
     USER_AGENT,
+    DeliveryClient,
     delivery_headers,
 )
-from workers.executor.secrets import InMemorySecrets, MountedSecrets
+from workers.executor.secrets import InMemorySecrets, TenantSecrets
 from workers.executor.signing import SigningKeys
 
 pytestmark = pytest.mark.usefixtures("each_engine")
@@ -64,21 +71,21 @@ def test_every_header_the_executor_sets_is_one_the_api_refuses_a_task():
     job = claimed("http://127.0.0.1/", headers={"X-Custom": "yes"}, secret_ref="hook-token")
     signing = SigningKeys(load=lambda **_: {"tenant-a": [b"k" * 32]})  # signed, so every header is there
     signing.refresh(["tenant-a"])
-    sent = delivery_headers(job, InMemorySecrets({"hook-token": "Bearer t"}), signing)
+    sent = delivery_headers(job, InMemorySecrets({("tenant-a", "hook-token"): "Bearer t"}), signing)
     ours = {name.lower() for name in sent} - {"x-custom"}
     assert ours == {name.lower() for name in DELIVERY_HEADERS}
     assert all(is_forbidden(name) for name in ours)
 
 
 def test_the_secret_named_by_secret_ref_is_resolved_at_send_time_into_authorization(receiver):
-    secrets = InMemorySecrets({"hook-token": "Bearer s3cret"})
+    secrets = InMemorySecrets({("tenant-a", "hook-token"): "Bearer s3cret"})
     send(claimed(receiver.url("/hook"), secret_ref="hook-token"), policy=_policy(receiver), secrets=secrets)
     (request,) = receiver.received("/hook")
     assert request.headers["Authorization"] == "Bearer s3cret"
 
 
 def test_a_secret_echoed_back_by_the_endpoint_is_redacted_before_it_could_be_stored(receiver):
-    secrets = InMemorySecrets({"hook-token": "Bearer s3cret-token"})
+    secrets = InMemorySecrets({("tenant-a", "hook-token"): "Bearer s3cret-token"})
     job = claimed(receiver.url("/echo-headers"), secret_ref="hook-token")
     delivery = send(job, policy=_policy(receiver), secrets=secrets)
     assert delivery.http_status == 200
@@ -98,10 +105,11 @@ def test_a_missing_secret_fails_the_attempt_without_calling_and_tells_the_operat
 
 
 def test_a_secret_value_never_reaches_the_logs(receiver, tmp_path, caplog):
-    (tmp_path / "tok").write_text("Bearer leaked-value\nX-Injected: 1")
-    delivery = send(
-        claimed(receiver.url("/hook"), secret_ref="tok"), policy=_policy(receiver), secrets=MountedSecrets(tmp_path)
-    )
+    (tmp_path / "tenant-a").mkdir()
+    (tmp_path / "tenant-a" / "tok").write_text("Bearer leaked-value\nX-Injected: 1")
+    secrets = TenantSecrets(tmp_path, load=lambda pairs: {})
+    secrets.prefetch([("tenant-a", "tok")])
+    delivery = send(claimed(receiver.url("/hook"), secret_ref="tok"), policy=_policy(receiver), secrets=secrets)
     assert delivery.error == ERROR_SECRET
     assert caplog.records
     assert all("leaked-value" not in record.getMessage() + str(record.__dict__) for record in caplog.records)
@@ -151,5 +159,118 @@ def test_proxy_environment_variables_are_ignored(receiver, monkeypatch):
 
 def test_a_destination_outside_the_allowlist_is_refused_with_the_generic_error(receiver):
     delivery = send(claimed(receiver.url("/hook")), policy=policy_for())
+    assert delivery.error == GENERIC_MESSAGE
+    assert receiver.received() == []
+
+
+def test_another_tenants_secret_of_the_same_name_is_never_sent(receiver):
+    secrets = InMemorySecrets({("tenant-b", "hook-token"): "Bearer of-tenant-b"})
+    delivery = send(
+        claimed(receiver.url("/hook"), tenant_id="tenant-a", secret_ref="hook-token"),
+        policy=_policy(receiver),
+        secrets=secrets,
+    )
+    assert delivery.error == ERROR_SECRET
+    assert receiver.received() == []
+
+
+def test_a_cookie_set_for_one_tenants_call_is_not_sent_with_the_next_call(receiver):
+    """One client serves every tenant: a jar would carry tenant A's session into tenant B's call."""
+
+    async def main():
+        client = DeliveryClient(engine=executor_helpers.ENGINE, policy=_policy(receiver))
+        try:
+            first = await client.send(claimed(receiver.url("/set-cookie/tenant-a-session"), tenant_id="tenant-a"))
+            second = await client.send(claimed(receiver.url("/echo-headers"), tenant_id="tenant-b"))
+        finally:
+            await client.aclose()
+        return first, second
+
+    first, second = asyncio.run(main())
+    assert (first.http_status, second.http_status) == (200, 200)
+    (_set_request,) = receiver.received("/set-cookie/tenant-a-session")
+    (echo_request,) = receiver.received("/echo-headers")
+    assert "Cookie" not in echo_request.headers
+    assert "tenant-a-session" not in second.response_body
+
+
+def test_a_cookie_for_a_host_name_is_not_kept_either(receiver):
+    """aiohttp's default jar already ignores cookies of IP literals; a named host is where it would keep one."""
+    resolver = ScriptedResolver(["127.0.0.1"])
+    policy = _policy(receiver)
+
+    async def main():
+        client = DeliveryClient(engine=executor_helpers.ENGINE, policy=policy, resolver=resolver)
+        try:
+            await client.send(claimed(f"http://hooks.example.com:{receiver.port}/set-cookie/a-session"))
+            return await client.send(claimed(f"http://hooks.example.com:{receiver.port}/echo-headers"))
+        finally:
+            await client.aclose()
+
+    delivery = asyncio.run(main())
+    assert delivery.http_status == 200
+    (echo_request,) = receiver.received("/echo-headers")
+    assert "Cookie" not in echo_request.headers
+
+
+def test_a_compressed_answer_is_decompressed_only_up_to_the_bound(receiver):
+    bomb = gzip_bomb(64)  # built before measuring: 64 MiB of zeros, ~64 KiB on the wire
+    tracemalloc.start()
+    try:
+        delivery = send(claimed(receiver.url("/gzip-bomb/64")), policy=_policy(receiver))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(bomb) < 1024 * 1024
+    assert delivery.http_status == 200
+    assert delivery.response_body == "\0" * 4096
+    assert peak < 4 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB while reading a 64 MiB gzip answer"
+
+
+def test_a_gzip_answer_is_kept_decoded(receiver):
+    delivery = send(claimed(receiver.url("/gzip-bomb/1")), policy=_policy(receiver), body_limit=10)
+    assert delivery.response_body == "\0" * 10
+
+
+SECRET = 'Bearer s3cr3t/t0ken+with="odd"&chars\\x'
+
+
+@pytest.mark.parametrize("form", ["raw", "json", "url", "base64", "base64url", "blob"])
+def test_a_secret_echoed_in_an_encoded_form_is_redacted(receiver, form):
+    secrets = InMemorySecrets({("tenant-a", "hook-token"): SECRET})
+    delivery = send(
+        claimed(receiver.url(f"/echo-secret/{form}"), secret_ref="hook-token"),
+        policy=_policy(receiver),
+        secrets=secrets,
+    )
+    assert delivery.http_status == 200
+    body = delivery.response_body
+    assert REDACTED in body, body
+    for spelling in redaction.secret_forms(SECRET):
+        assert spelling not in body, (spelling, body)
+    assert "s3cr3t" not in body and "czNjcjN0" not in body  # nor the token's base64 at any alignment
+
+
+@pytest.mark.parametrize("cut", [1, 7, len(SECRET) // 2, len(SECRET) - 1])
+def test_a_secret_cut_by_the_body_limit_is_redacted_not_kept_as_a_prefix(receiver, cut):
+    secrets = InMemorySecrets({("tenant-a", "hook-token"): SECRET})
+    offset = 4096 - cut  # the secret starts `cut` bytes before the 4 KiB limit
+    delivery = send(
+        claimed(receiver.url(f"/echo-secret-at/{offset}"), secret_ref="hook-token"),
+        policy=_policy(receiver),
+        secrets=secrets,
+    )
+    body = delivery.response_body
+    assert len(body.encode()) <= 4096
+    assert body.startswith("p" * offset)
+    assert SECRET[:cut] not in body[offset:]
+    assert body[offset:] == (REDACTED + "\nend")[:cut]
+
+
+@pytest.mark.parametrize("spelling", ["+{port}", "0{port}", ""])
+def test_a_job_url_with_a_non_canonical_port_is_refused_at_dial_time(receiver, spelling):
+    """Jobs written before the API refused these spellings are not dialled either."""
+    url = f"http://127.0.0.1:{spelling.format(port=receiver.port)}/hook"
+    delivery = send(claimed(url), policy=_policy(receiver))
     assert delivery.error == GENERIC_MESSAGE
     assert receiver.received() == []

@@ -15,8 +15,10 @@ from tests.processes import wait_until
 from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
 from tests.workers.executor_helpers import policy_for
+from vault.services import secret_put
 from workers.executor.http import DeliveryClient
 from workers.executor.runner import Executor, ExecutorConfig
+from workers.executor.secrets import TenantSecrets
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,12 +26,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 class Running:
     """An Executor running in a background thread; `stop()` asks it to wind down and waits."""
 
-    def __init__(self, receiver: Receiver, **config) -> None:
+    def __init__(self, receiver: Receiver, *, secrets=None, **config) -> None:
         settings = {"worker_id": "w-test", "concurrency": 50, "poll_seconds": 0.5, "grace_seconds": 5.0}
         settings.update(config)
         self.executor = Executor(
             ExecutorConfig(**settings),
-            client=DeliveryClient(policy=policy_for(f"127.0.0.1:{receiver.port}")),
+            client=DeliveryClient(policy=policy_for(f"127.0.0.1:{receiver.port}"), secrets=secrets),
         )
         self.started = threading.Event()
         self.totals = None
@@ -169,3 +171,22 @@ def test_a_bug_in_the_claim_loop_stops_the_executor_with_an_error_instead_of_idl
     assert isinstance(running.error.__cause__, ValueError)
     assert str(running.error) == "executor: ValueError: a bug"
     assert running.leftover_tasks == set()
+
+
+def test_each_job_is_sent_with_its_own_tenants_secret_and_never_another_tenants(receiver):
+    secret_put(tenant_id="tenant-a", name="hook-token", value="Bearer of-tenant-a")
+    secret_put(tenant_id="tenant-b", name="b-only", value="Bearer of-tenant-b")
+    now = db_now()
+    (own,) = bulk_jobs(1, url=receiver.url("/own"), secret_ref="hook-token", next_attempt_at=now)
+    (foreign,) = bulk_jobs(1, url=receiver.url("/foreign"), secret_ref="b-only", next_attempt_at=now)
+    (missing,) = bulk_jobs(1, url=receiver.url("/missing"), secret_ref="nothing", next_attempt_at=now)
+    running = Running(receiver, secrets=TenantSecrets())
+    try:
+        wait_until(lambda: Job.objects.filter(id__in=[foreign, missing], error="secret unavailable").count() == 2)
+        wait_until(lambda: Job.objects.get(id=own).status == JobStatus.SUCCEEDED)
+    finally:
+        running.stop()
+    (request,) = receiver.received("/own")
+    assert request.headers["Authorization"] == "Bearer of-tenant-a"
+    assert receiver.received("/foreign") == [] and receiver.received("/missing") == []
+    assert Job.objects.get(id=foreign).error == Job.objects.get(id=missing).error  # the same answer

@@ -6,15 +6,19 @@ aiohttp here, so both engines run one aiohttp session we build: a
 keep-alive. `trust_env=False` on both layers (a proxy would hide the real
 destination from the check), no redirects (a public endpoint could answer 302
 to an internal URL), the task's timeout over the whole call, and a bounded
-read of the response body. Error texts are tenant-facing: never an address.
+read of the response body, decompressed or not. No cookie jar on either layer:
+the client is shared by every tenant, so a cookie one tenant's endpoint set
+would otherwise ride along with another tenant's call to the same host.
+Error texts are tenant-facing: never an address.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import http.cookiejar
 import logging
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -27,10 +31,11 @@ from multidict import CIMultiDict
 from jobs.delivery import USER_AGENT as USER_AGENT  # re-exported: the tests compare with it
 from jobs.delivery import our_headers
 from jobs.queue import ClaimedJob
-from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, port_spelling_problem
 from tasks.headers import SECRET_HEADER
 
 from .dialer import DialRefused, vetted_connector
+from .redaction import REDACTED, kept_body, window_bytes
 from .secrets import SecretsProvider, SecretUnavailable
 from .signing import SigningKeys, SigningUnavailable
 
@@ -43,8 +48,8 @@ ERROR_CONNECTION = "connection failed"
 ERROR_REQUEST = "request failed"
 ERROR_SECRET = "secret unavailable"
 ERROR_SIGNING = "signing keys unavailable"
-REDACTED = "[redacted]"
 ENGINES = ("httpx", "aiohttp")
+__all__ = ["REDACTED", "Delivery", "DeliveryClient"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +74,8 @@ def delivery_headers(
     if job.secret_ref:
         if secrets is None:
             raise SecretUnavailable("no secrets provider")
-        # Resolved now, at send time: tokens never sit in MySQL.
-        secret = secrets.get(job.secret_ref)
+        # The job's own tenant's secret of that name, never another tenant's: tokens never sit in the jobs table.
+        secret = secrets.get(job.tenant_id, job.secret_ref)
     headers: CIMultiDict[str] = CIMultiDict(job.headers)
     headers.update(
         our_headers(
@@ -109,26 +114,56 @@ def _describe(exc: BaseException) -> str:
     return f"{ERROR_REQUEST} ({type(exc).__name__})"
 
 
-def _without_secret(delivery: Delivery, secret: str | None) -> Delivery:
-    """Redact the credential from a body that echoes our headers: tokens never sit in MySQL."""
-    body = delivery.response_body
-    if not secret or not body:
-        return delivery
-    for value in (secret, secret.partition(" ")[2]):  # "Bearer abc", then "abc" alone
-        if value:
-            body = body.replace(value, REDACTED)
-    return dataclasses.replace(delivery, response_body=body)
+class _NoCookies(http.cookiejar.CookiePolicy):
+    """A cookie policy that stores and returns nothing (httpx has no switch to turn its jar off)."""
+
+    netscape = True
+    rfc2965 = False
+    hide_cookie2 = True
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: object) -> bool:
+        return False
+
+    def return_ok(self, cookie: http.cookiejar.Cookie, request: object) -> bool:
+        return False
+
+    def domain_return_ok(self, domain: str, request: object) -> bool:
+        return False
+
+    def path_return_ok(self, path: str, request: object) -> bool:
+        return False
 
 
-async def _read_bounded(response: httpx.Response, limit: int) -> str:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        chunks.append(chunk)
-        size += len(chunk)
-        if size >= limit:
-            break  # the rest is never read: a huge answer costs us `limit` bytes
-    return b"".join(chunks)[:limit].decode("utf-8", errors="replace")
+class _BoundedDecoder:
+    """Decode a Content-Encoding, producing at most the bytes asked for (a 17 MiB gzip bomb costs `room`).
+
+    httpx's own decoders inflate each chunk whole. gzip and deflate (what both
+    clients ask for, without brotli or zstd installed) are decoded here with
+    zlib's max_length; any other coding is kept as received, still bounded.
+    """
+
+    def __init__(self, content_encoding: str) -> None:
+        coding = content_encoding.strip().lower()
+        self._zlib: zlib._Decompress | None = None
+        if coding in {"gzip", "x-gzip"}:
+            self._zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif coding == "deflate":
+            self._zlib = zlib.decompressobj()
+        self._raw_deflate_tried = False
+
+    def decode(self, data: bytes, room: int) -> bytes:
+        if self._zlib is None:
+            return data[:room]
+        try:
+            # Input beyond `room` output stays in unconsumed_tail and is dropped: we stop reading here.
+            return self._zlib.decompress(data, room)
+        except zlib.error:
+            if self._raw_deflate_tried:
+                raise
+            # Some servers send raw deflate without the zlib header, as httpx also tolerates.
+            self._raw_deflate_tried = True
+            self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)
+            return self._zlib.decompress(data, room)
 
 
 class DeliveryClient:
@@ -171,6 +206,7 @@ class DeliveryClient:
                     policy=policy, resolver=resolver, limit=max_connections, keepalive_timeout=keepalive_seconds
                 ),
                 trust_env=False,  # no proxy from the environment: the check must see the real destination
+                cookie_jar=aiohttp.DummyCookieJar(),  # shared by all tenants: a cookie must never cross to another
             )
             return self._session
 
@@ -180,12 +216,18 @@ class DeliveryClient:
             trust_env=False,
             follow_redirects=False,
             timeout=None,  # the task's timeout is applied to the whole call below
+            cookies=http.cookiejar.CookieJar(policy=_NoCookies()),  # a jar, not httpx.Cookies: that one is copied
         )
 
     def prepare(self, jobs: list[ClaimedJob]) -> None:
-        """Resolve what sending `jobs` needs from the database (signing keys), on the calling (claim) thread."""
+        """Load the claimed batch's signing keys, on the calling (claim) thread; never raises."""
         if self.signing is not None and jobs:
             self.signing.refresh(job.tenant_id for job in jobs)
+
+    def prefetch_secrets(self, jobs: Iterable[ClaimedJob]) -> None:
+        """Load the secrets a claimed batch names, in one go; blocking, so call it off the event loop."""
+        if self._secrets is not None:
+            self._secrets.prefetch((job.tenant_id, job.secret_ref) for job in jobs if job.secret_ref)
 
     async def send(self, job: ClaimedJob) -> Delivery:
         """Make the job's call once; never raises for anything the endpoint or network does."""
@@ -206,13 +248,21 @@ class DeliveryClient:
                 },
             )
             return Delivery(error=ERROR_SECRET)
+        # The API refuses these since issue #13; a job written before is refused here, not dialled.
+        if (problem := port_spelling_problem(job.url)) is not None:
+            logger.warning(
+                "egress refused at dial time",
+                extra={"event": "egress_denied", "job_id": str(job.id), "reason": problem},
+            )
+            return Delivery(error=GENERIC_MESSAGE)
         content = job.body.encode() if job.body else None
+        secret = headers.get(SECRET_HEADER) if job.secret_ref else None
         try:
             if self.engine == "aiohttp":
-                delivery = await self._send_aiohttp(job, headers, content)
+                delivery = await self._send_aiohttp(job, headers, content, secret)
             else:
                 async with asyncio.timeout(job.timeout_seconds):
-                    delivery = await self._send_httpx(job, headers, content)
+                    delivery = await self._send_httpx(job, headers, content, secret)
         except (EgressDenied, httpx.HTTPError, aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
             refusal = next((e for e in _causes(exc) if isinstance(e, EgressDenied | DialRefused)), None)
             if refusal is None:
@@ -223,32 +273,49 @@ class DeliveryClient:
                 extra={"event": "egress_denied", "job_id": str(job.id), "reason": refusal.reason},
             )
             return Delivery(error=GENERIC_MESSAGE)
-        return _without_secret(delivery, headers.get(SECRET_HEADER) if job.secret_ref else None)
+        return delivery
 
-    async def _send_httpx(self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None) -> Delivery:
+    async def _send_httpx(
+        self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None, secret: str | None
+    ) -> Delivery:
+        window = window_bytes(secret, self._body_limit)
         async with self._client.stream(job.method, job.url, headers=list(headers.items()), content=content) as response:
-            body = await _read_bounded(response, self._body_limit)
+            # Raw bytes, decoded here with a bound: httpx's decoders would inflate each chunk whole.
+            decoder = _BoundedDecoder(response.headers.get("Content-Encoding", ""))
+            chunks: list[bytes] = []
+            size = 0
+            async for raw in response.aiter_raw():
+                chunk = decoder.decode(raw, window - size)
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= window:
+                    break  # the rest is never read: a huge answer costs us `window` bytes
+            body = kept_body(b"".join(chunks), secret, self._body_limit)
             return Delivery(
                 http_status=response.status_code, response_body=body, retry_after=response.headers.get("Retry-After")
             )
 
-    async def _send_aiohttp(self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None) -> Delivery:
+    async def _send_aiohttp(
+        self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None, secret: str | None
+    ) -> Delivery:
         session = self._session or self._open_session()
         # total: the task's timeout over the whole call, connect to the last byte read.
         timeout = aiohttp.ClientTimeout(total=job.timeout_seconds)
         request = session.request(
             job.method, job.url, headers=headers, data=content, allow_redirects=False, timeout=timeout
         )
+        window = window_bytes(secret, self._body_limit)
         async with request as resp:
             chunks: list[bytes] = []
             size = 0
-            while size < self._body_limit:
-                chunk = await resp.content.read(self._body_limit - size)
+            # aiohttp decompresses as it is read, no more than asked for: the window bounds both.
+            while size < window:
+                chunk = await resp.content.read(window - size)
                 if not chunk:
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-            body = b"".join(chunks).decode("utf-8", errors="replace")
+            body = kept_body(b"".join(chunks), secret, self._body_limit)
             return Delivery(http_status=resp.status, response_body=body, retry_after=resp.headers.get("Retry-After"))
 
     async def aclose(self) -> None:

@@ -44,6 +44,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from django.db import connection
+from django.db.utils import DatabaseError
 
 from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
@@ -304,7 +305,7 @@ class Executor:
                     self._claim_pool,
                     functools.partial(
                         _in_db_thread,
-                        self._claim,
+                        self._claim_and_load_secrets,
                         worker_id=config.worker_id,
                         limit=free,
                         lookahead_seconds=config.poll_seconds,
@@ -324,10 +325,17 @@ class Executor:
                     return  # everything due within the lookahead is claimed
                 await self._sleep(config.poll_seconds)  # nothing more is due within the lookahead
 
-    def _claim(self, **claim: Any) -> list[ClaimedJob]:
-        """Claim (committed), then load what sending needs for the batch (signing keys) on the same thread."""
+    def _claim_and_load_secrets(self, **claim: Any) -> list[ClaimedJob]:
+        """Claim (committed), then resolve the batch's secrets and signing keys on the same thread, not per job."""
         jobs = claim_due(**claim)
-        self.client.prepare(jobs)
+        try:
+            self.client.prefetch_secrets(jobs)
+        except DatabaseError as exc:
+            # The claim is committed: these jobs must still fire (a lost secret read fails their attempt,
+            # "secret unavailable", and they retry), never vanish until their leases expire.
+            connection.close()
+            logger.warning("secrets not loaded", extra={"event": "secrets_unavailable", "error": str(exc)})
+        self.client.prepare(jobs)  # signing keys; never raises (a failed load fails those attempts instead)
         return jobs
 
     def _park(self, jobs: list[ClaimedJob], *, claimed_before: float, claimed_after: float) -> None:

@@ -2,7 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from jobsched_project.auth import MAX_TENANT_ID_LENGTH, is_valid_tenant_id, issue_token
+from jobsched_project.auth import issue_token
+from jobsched_project.tenants import TENANT_ID_CHARACTERS, is_valid_tenant_id
 
 MAX_TTL_SECONDS = 30 * 24 * 3600
 
@@ -18,7 +19,7 @@ class Command(BaseCommand):
         tenant, ttl = options["tenant"], options["ttl"]
         # The same rule the API applies to the claim: never print a token it would refuse.
         if not is_valid_tenant_id(tenant):
-            raise CommandError(f"--tenant: 1 to {MAX_TENANT_ID_LENGTH} printable characters")
+            raise CommandError(f"--tenant: 1 to 64 of {TENANT_ID_CHARACTERS}")
         if not 0 < ttl <= MAX_TTL_SECONDS:
             raise CommandError(f"--ttl: 1 to {MAX_TTL_SECONDS} seconds")
         try:

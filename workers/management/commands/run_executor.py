@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tasks.targets import egress_policy
 from workers.executor.http import ENGINES, DeliveryClient
 from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
-from workers.executor.secrets import MountedSecrets
+from workers.executor.secrets import TenantSecrets
 from workers.executor.signing import SigningKeys
 from workers.loop import run_worker
 from workers.management.options import add_loop_options, idle_seconds
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         async def main() -> None:
             client = DeliveryClient(
                 policy=policy,
-                secrets=MountedSecrets(settings.SECRETS_DIR),
+                secrets=TenantSecrets(settings.SECRETS_DIR),
                 signing=SigningKeys(),
                 max_connections=options["max_connections"] or config.concurrency,
                 engine=options["http_engine"],

@@ -1,9 +1,10 @@
-"""The `secret_ref` grammar: one rule, and the API and the executor agree on every name."""
+"""The `secret_ref` grammar: one rule, and the API, the secrets store and the executor agree on every name."""
 
 import pytest
 
-from tasks.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, is_secret_ref, validate_secret_ref
-from workers.executor.secrets import MountedSecrets, SecretUnavailable, env_name
+from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, is_secret_ref, validate_secret_ref
+from vault.services import secret_put
+from workers.executor.secrets import SecretUnavailable, TenantSecrets
 
 TASKS = "/v1/tasks"
 
@@ -71,24 +72,33 @@ def test_a_ref_that_is_not_a_string_is_refused(value):
 @pytest.mark.usefixtures("fake_dns")
 @pytest.mark.parametrize(("name", "admitted"), NAMES)
 def test_the_api_accepts_exactly_the_names_the_executor_can_resolve(tenant_client, tmp_path, name, admitted):
+    # Every name the grammar admits has a stored secret (and a mounted one), so only the grammar can refuse it.
+    if admitted:
+        secret_put(tenant_id="tenant-a", name=name, value="Bearer t0ken")
+    else:
+        (tmp_path / "tenant-a").mkdir()
+        (tmp_path / "tenant-a" / "x").write_text("Bearer t0ken")  # a file any path trick might reach
     response = _create(tenant_client("tenant-a"), secret_ref=name)
-    # Every name has a value in the environment, so only the grammar can refuse it.
-    secrets = MountedSecrets(tmp_path, environ={env_name(name): "Bearer t0ken"})
+    secrets = TenantSecrets(tmp_path)
+    secrets.prefetch([("tenant-a", name)])
     if admitted:
         assert response.status_code == 201, response.content
         assert response.json()["secret_ref"] == name
-        assert secrets.get(name) == "Bearer t0ken"
+        assert secrets.get("tenant-a", name) == "Bearer t0ken"
     else:
         assert response.status_code == 400, response.content
         assert "secret_ref" in response.json()["errors"]
         with pytest.raises(SecretUnavailable):
-            secrets.get(name)
+            secrets.get("tenant-a", name)
 
 
 @pytest.mark.django_db
 @pytest.mark.usefixtures("fake_dns")
-def test_the_api_trims_edge_whitespace_before_the_grammar_so_it_stores_a_resolvable_name(tenant_client, tmp_path):
+def test_the_api_trims_edge_whitespace_before_the_grammar_so_it_stores_a_resolvable_name(tenant_client):
+    secret_put(tenant_id="tenant-a", name="tok", value="Bearer t0ken")
     response = _create(tenant_client("tenant-a"), secret_ref=" tok\n")
     assert response.status_code == 201, response.content
     assert response.json()["secret_ref"] == "tok"
-    assert MountedSecrets(tmp_path, environ={env_name("tok"): "Bearer t0ken"}).get("tok") == "Bearer t0ken"
+    secrets = TenantSecrets()
+    secrets.prefetch([("tenant-a", "tok")])
+    assert secrets.get("tenant-a", "tok") == "Bearer t0ken"
