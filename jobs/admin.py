@@ -9,7 +9,6 @@ query per row (the task name comes from a subquery of the same statement).
 
 from __future__ import annotations
 
-import time
 import uuid
 from datetime import timedelta
 
@@ -231,10 +230,6 @@ class DeadJobAdmin(JobPagesAdmin):
     ordering = ("-finished_at",)
     actions = ["retry_selected"]
 
-    # Injectable so tests pace without sleeping.
-    clock = staticmethod(time.monotonic)
-    sleep = staticmethod(time.sleep)
-
     def has_retry_permission(self, request) -> bool:
         """Retrying is its own permission: staff who may only view see the console read-only."""
         return request.user.has_perm("jobs.retry_dead_jobs")
@@ -319,13 +314,10 @@ class DeadJobAdmin(JobPagesAdmin):
 
     def _retry_ids(self, request, job_ids: list[uuid.UUID]) -> None:
         limit = settings.ADMIN_BULK_RETRY_LIMIT
-        pacer = console.Pacer(settings.ADMIN_BULK_RETRY_PER_SECOND, clock=self.clock, sleep=self.sleep)
         tally = console.RetryTally()
-        try:
-            console.retry_each(job_ids, pacer=pacer, limit=limit, tally=tally)
-        finally:
-            # Even if a retry fails midway, the ones already requeued are in the audit log.
-            self._log_retries(request, tally.requeued)
+        console.retry_paced(job_ids, per_second=settings.ADMIN_BULK_RETRY_PER_SECOND, limit=limit, tally=tally)
+        # One transaction requeued them all (or none): every requeued job gets its audit entry.
+        self._log_retries(request, tally.requeued)
         clean = tally.gone == 0 and tally.not_dead == 0 and not tally.left_over
         self.message_user(request, tally.summary(), messages.SUCCESS if clean else messages.WARNING)
 

@@ -7,6 +7,7 @@ fails at start with the setting's name, never later in a request.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import environ
@@ -45,6 +46,33 @@ def _positive_int(name: str, default: int) -> int:
     if value <= 0:
         raise ImproperlyConfigured(f"{name}: must be a positive integer, got {value}")
     return value
+
+
+def _non_negative(name: str, cast, default):
+    value = _setting(name, cast, default)
+    if value < 0:
+        raise ImproperlyConfigured(f"{name}: must not be negative, got {value}")
+    return value
+
+
+def _positive_float(name: str, default: float) -> float:
+    value = _setting(name, env.float, default)
+    if not value > 0:
+        raise ImproperlyConfigured(f"{name}: must be a positive number, got {value}")
+    return value
+
+
+def _choice(name: str, default: str, choices: tuple[str, ...], *, upper: bool = False) -> str:
+    value = _setting(name, env.str, default).strip()
+    value = value.upper() if upper else value.lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}: must be one of {', '.join(choices)}, got {os.environ.get(name)!r}")
+    return value
+
+
+def _secret(name: str) -> str:
+    """A key or secret, read verbatim: environ would treat a leading `$` as a reference to another variable."""
+    return os.environ.get(name, "")
 
 
 def _optional_positive_int(name: str) -> int | None:
@@ -99,7 +127,7 @@ def _fernet_keys(name: str) -> list[str]:
 
 DEBUG = _strict_bool("DEBUG", False)
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = _secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY: required when DEBUG is off")
@@ -109,7 +137,7 @@ ALLOWED_HOSTS = _setting("ALLOWED_HOSTS", env.list, ["localhost", "127.0.0.1", "
 
 # --- Database: MySQL/MariaDB is the one source of truth for tasks and jobs ---
 DATABASE_URL_DEFAULT = "mysql://root@127.0.0.1:3306/jobsched"
-DATABASE_URL = os.environ.get("DATABASE_URL", DATABASE_URL_DEFAULT)
+DATABASE_URL = _secret("DATABASE_URL") or DATABASE_URL_DEFAULT  # may carry a password
 try:
     _db = environ.Env.db_url_config(DATABASE_URL)
 except Exception as exc:  # environ raises several types for a malformed URL
@@ -131,7 +159,11 @@ _db["OPTIONS"] = {
     "binary_prefix": True,
     "connect_timeout": 5,
 }
-_db["CONN_MAX_AGE"] = _setting("DB_CONN_MAX_AGE", env.int, 60)
+_db["CONN_MAX_AGE"] = _non_negative("DB_CONN_MAX_AGE", env.int, 60)
+if sys.argv[1:2] == ["runserver"]:
+    # The development server runs each request on a new thread, and a persistent connection
+    # belongs to its thread: kept ones pile up until MariaDB refuses more ("Too many connections").
+    _db["CONN_MAX_AGE"] = 0
 _db["CONN_HEALTH_CHECKS"] = True
 _db["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_bin"}
 DATABASES = {"default": _db}
@@ -156,7 +188,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Probes and /metrics first: answered whatever the Host header (see jobsched_project/health.py).
+    "jobsched_project.health.ProbeMiddleware",
+    "jobsched_project.request_ids.RequestIdMiddleware",
+    "jobsched_project.access.AccessLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -190,13 +227,19 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# The image runs collectstatic at build time; WhiteNoise serves the files (hashed names,
+# compressed, cached for a year) from the API process itself, with DEBUG off.
+STATIC_ROOT = _setting("STATIC_ROOT", env.str, str(BASE_DIR / "staticfiles"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
 # --- Production hardening (manage.py check --deploy passes with DEBUG off) ---
 SECURE_SSL_REDIRECT = _strict_bool("SECURE_SSL_REDIRECT", not DEBUG)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
-SECURE_HSTS_SECONDS = _setting("SECURE_HSTS_SECONDS", env.int, 0 if DEBUG else 31536000)
+SECURE_HSTS_SECONDS = _non_negative("SECURE_HSTS_SECONDS", env.int, 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 SESSION_COOKIE_SECURE = not DEBUG
@@ -234,7 +277,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 # Per-tenant request rate of the whole tenant API ("<n>/<second|minute|hour|day>",
-# empty = off); counted per process in the default cache.
+# empty = off), counted in the "throttle" cache below, shared by every process and pod.
 TENANT_THROTTLE_RATE = _setting("TENANT_THROTTLE_RATE", env.str, "600/minute")
 if TENANT_THROTTLE_RATE:
     _num, _, _period = TENANT_THROTTLE_RATE.partition("/")
@@ -243,13 +286,25 @@ if TENANT_THROTTLE_RATE:
             f"TENANT_THROTTLE_RATE: expected '<n>/second|minute|hour|day' or empty, got {TENANT_THROTTLE_RATE!r}"
         )
 
+# The throttle's counts must be shared, or the real limit is rate x workers x pods. The
+# database cache (a table in the same MySQL, created by `migrate`) needs nothing more to
+# run; CACHE_URL-style values (django-environ) such as redis://host:6379/0 swap it for Redis.
+_throttle_cache = _setting("THROTTLE_CACHE_URL", env.cache_url, "dbcache://jobsched_throttle")
+# One row per tenant that sent a request within the rate's period. Past MAX_ENTRIES (Django's
+# default: 300) every write would drop a third of all tenants' counts, so the limit is far away.
+_throttle_cache.setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", 100_000)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": _throttle_cache,
+}
+
 # JWT verification: tenants' tokens come from their identity provider; HS256 with
 # a shared secret is for development. The tenant id is read from one claim only.
 JWT_ALGORITHM = _setting("JWT_ALGORITHM", env.str, "HS256")
 if JWT_ALGORITHM not in {"HS256", "RS256", "ES256"}:
     raise ImproperlyConfigured(f"JWT_ALGORITHM: must be HS256, RS256 or ES256, got {JWT_ALGORITHM!r}")
-JWT_VERIFYING_KEY = os.environ.get("JWT_VERIFYING_KEY", "")
-JWT_SIGNING_KEY = os.environ.get("JWT_SIGNING_KEY", "")  # issue_token only; HS256 falls back to the verifying key
+JWT_VERIFYING_KEY = _secret("JWT_VERIFYING_KEY")
+JWT_SIGNING_KEY = _secret("JWT_SIGNING_KEY")  # issue_token only; HS256 falls back to the verifying key
 if JWT_ALGORITHM == "HS256" and not JWT_VERIFYING_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("JWT_VERIFYING_KEY: required when DEBUG is off (the HS256 secret or a public key)")
@@ -265,20 +320,20 @@ if JWT_ALGORITHM != "HS256":
     _check_jwt_key("JWT_VERIFYING_KEY", JWT_VERIFYING_KEY, JWT_ALGORITHM, private=False)
     if JWT_SIGNING_KEY:
         _check_jwt_key("JWT_SIGNING_KEY", JWT_SIGNING_KEY, JWT_ALGORITHM, private=True)
-JWT_AUDIENCE = os.environ.get("JWT_AUDIENCE", "jobsched")
-JWT_ISSUER = os.environ.get("JWT_ISSUER", "") or None
+JWT_AUDIENCE = _setting("JWT_AUDIENCE", env.str, "jobsched")
+JWT_ISSUER = _setting("JWT_ISSUER", env.str, "") or None
 JWT_TENANT_CLAIM = _setting("JWT_TENANT_CLAIM", env.str, "tenant_id")
 # Longest validity a token may claim (exp - iat, or exp - now without iat); empty = no maximum.
 JWT_MAX_LIFETIME_SECONDS = _optional_positive_int("JWT_MAX_LIFETIME_SECONDS")
 
 # --- Egress (SSRF) ---
-EGRESS_ALLOWLIST = os.environ.get("EGRESS_ALLOWLIST", "")
+EGRESS_ALLOWLIST = _setting("EGRESS_ALLOWLIST", env.str, "")
 
 # --- Tenants' secrets (vault) ---
 # Fernet keys, comma-separated: the first encrypts, all decrypt (rotation: manage.py rotate_secret_keys).
 SECRETS_ENCRYPTION_KEYS = _fernet_keys("SECRETS_ENCRYPTION_KEYS")
 # Operator-mounted secrets, one directory per tenant (vault/mounted.py); unset = none.
-SECRETS_DIR = os.environ.get("SECRETS_DIR", "")
+SECRETS_DIR = _setting("SECRETS_DIR", env.str, "")
 
 # --- History store ---
 HISTORY_BACKEND = _setting("HISTORY_BACKEND", env.str, "sql")
@@ -343,19 +398,37 @@ if ADMIN_BULK_RETRY_PER_SECOND < 0:
         f"ADMIN_BULK_RETRY_PER_SECOND: must be >= 0 (0 = unpaced), got {ADMIN_BULK_RETRY_PER_SECOND}"
     )
 
-LOG_LEVEL = _setting("LOG_LEVEL", env.str, "INFO").upper()
+# --- Worker health (workers/health.py): /healthz of a loop's --metrics-port turns 503 when
+# its loop has not completed an iteration for this long (stuck), or the database has been
+# unreachable for this long (a restart may help; Kubernetes' liveness probe does it).
+WORKER_STUCK_SECONDS = _positive_float("WORKER_STUCK_SECONDS", 120.0)
+WORKER_DB_UNREACHABLE_SECONDS = _positive_float("WORKER_DB_UNREACHABLE_SECONDS", 120.0)
+
+# --- API server (gunicorn.conf.py reads these, so they are checked here with the rest).
+GUNICORN_BIND = _setting("GUNICORN_BIND", env.str, "0.0.0.0:8000")
+GUNICORN_WORKERS = _positive_int("GUNICORN_WORKERS", 2)
+GUNICORN_THREADS = _positive_int("GUNICORN_THREADS", 4)
+GUNICORN_TIMEOUT = _positive_int("GUNICORN_TIMEOUT", 30)
+
+LOG_LEVEL = _choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), upper=True)
+# text: `time level logger message key=value ...` for people; json: one object a line for collectors.
+LOG_FORMAT = _choice("LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"request_id": {"()": "jobsched_project.request_ids.RequestIdFilter"}},
     "formatters": {
-        "structured": {"()": "jobsched_project.logs.StructuredFormatter"},
+        "text": {"()": "jobsched_project.logs.StructuredFormatter"},
+        "json": {"()": "jobsched_project.logs.JsonLineFormatter"},
     },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "structured"},
+        "console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["request_id"]},
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
+        # Its 4xx warnings repeat the access line; 5xx (with the traceback) are still logged.
+        "django.request": {"level": "ERROR"},
         # httpx logs every request at INFO: the executor makes thousands a second.
         "httpx": {"level": "WARNING"},
     },

@@ -1,4 +1,11 @@
 from django.apps import AppConfig
+from django.core.management import call_command
+from django.db.models.signals import post_migrate
+
+
+def _create_cache_tables(sender, using: str = "default", verbosity: int = 1, **kwargs) -> None:
+    """`migrate` creates the throttle's cache table (idempotent; nothing for a non-database cache)."""
+    call_command("createcachetable", database=using, verbosity=verbosity)
 
 
 class TasksConfig(AppConfig):
@@ -10,3 +17,4 @@ class TasksConfig(AppConfig):
         from tasks.targets import egress_policy
 
         egress_policy()
+        post_migrate.connect(_create_cache_tables, sender=self, dispatch_uid="tasks.create_cache_tables")

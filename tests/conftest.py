@@ -8,7 +8,7 @@ import time
 import jwt
 import pytest
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 from rest_framework.test import APIClient
 
 from history.memory import InMemoryHistoryStore
@@ -65,10 +65,10 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(autouse=True)
 def _fresh_throttle_counts():
-    """Each test starts with empty per-tenant throttle counters (they live in the default cache)."""
-    cache.clear()
+    """Each test starts with empty per-tenant throttle counters (the test settings keep them in memory)."""
+    caches["throttle"].clear()
     yield
-    cache.clear()
+    caches["throttle"].clear()
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from history.base import HistoryStore, HistoryUnavailable, truncate_to_millis
 from jobs import queue
 from jobs.models import JobStatus
 from jobsched_project.records import JobRecord
+from workers.metrics import ARCHIVER_FAILURES, ARCHIVER_KEPT, ARCHIVER_MOVED, ARCHIVER_PURGED
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +70,7 @@ class Archiver:
         try:
             run = self.archive_once()
         except HistoryUnavailable as exc:
+            ARCHIVER_FAILURES.inc()
             # The failed batch was not deleted (history first): its jobs are read again next time.
             logger.warning("history store unavailable", extra={"event": "archive_failed", "error": str(exc)})
             return False
@@ -80,6 +82,7 @@ class Archiver:
         for status, age in self.ages.items():
             self._archive_status(status, age, run)
         run.purged = self.store.purge_expired(limit=self.purge_limit)
+        ARCHIVER_PURGED.inc(run.purged)
         run.full = run.full or run.purged >= self.purge_limit
         if run.read or run.purged:
             logger.info(
@@ -105,6 +108,8 @@ class Archiver:
         self.store.write_many(records)
         # Guarded by (id, status, attempt) as read: a job retried by hand since no longer matches.
         deleted = queue.delete_archived(records)
+        ARCHIVER_MOVED.labels(status).inc(deleted)
+        ARCHIVER_KEPT.inc(len(records) - deleted)
         run.read += len(records)
         run.deleted += deleted
         run.kept += len(records) - deleted

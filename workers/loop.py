@@ -30,10 +30,14 @@ import random
 import signal
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from django.core.management.base import CommandError
 from django.db import close_old_connections, connection
 from django.db.utils import InterfaceError, OperationalError
+
+if TYPE_CHECKING:
+    from workers.health import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -136,6 +140,8 @@ class WorkerLoop:
         stop: StopFlag | None = None,
         backoff: ReconnectBackoff | None = None,
         unavailable: tuple[type[Exception], ...] = (),
+        unavailable_backoff: ReconnectBackoff | None = None,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         self.name = name
         self.step = step
@@ -143,12 +149,18 @@ class WorkerLoop:
         self.stop = stop or StopFlag()
         self.backoff = backoff or ReconnectBackoff()
         self.unavailable = unavailable
+        # Its own policy, so a slow one for another dependency (the history store) never
+        # delays reconnecting to the database past the database policy's low cap.
+        self.unavailable_backoff = unavailable_backoff or self.backoff
+        self.heartbeat = heartbeat  # /healthz on --metrics-port (workers/health.py)
 
     def run(self) -> None:
         """Step until stopped: busy steps back to back, idle ones followed by the idle sleep."""
         self._log_start()
         while not self.stop.is_set():
             wait = self.run_step()
+            if self.heartbeat is not None:
+                self.heartbeat.beat()  # an iteration ended (well or not): the loop is not stuck
             if wait:
                 self.stop.wait(wait)
         self._log_stop()
@@ -180,6 +192,8 @@ class WorkerLoop:
         except DATABASE_ERRORS as exc:
             # The database dropped or restarted: a fresh connection on the next step.
             connection.close()
+            if self.heartbeat is not None:
+                self.heartbeat.database_failed()
             delay = self.backoff.next_delay()
             logger.warning(
                 "database unavailable, retrying",
@@ -194,14 +208,14 @@ class WorkerLoop:
             return delay
         except self.unavailable as exc:
             # A dependency other than the database is away (its work stays queued in MySQL).
-            delay = self.backoff.next_delay()
+            delay = self.unavailable_backoff.next_delay()
             logger.warning(
                 "dependency unavailable, retrying",
                 extra={
                     "event": "unavailable",
                     "worker": self.name,
                     "retry_in": round(delay, 3),
-                    "failures": self.backoff.failures,
+                    "failures": self.unavailable_backoff.failures,
                     "error": describe(exc),
                 },
             )
@@ -209,10 +223,16 @@ class WorkerLoop:
         except Exception as exc:
             logger.exception("worker step crashed", extra={"event": "crash", "worker": self.name})
             raise LoopFailed(f"{self.name}: {describe(exc)}") from exc
-        if self.backoff.failures:
+        if self.backoff.failures or self.unavailable_backoff.failures:
             logger.info("dependencies back", extra={"event": "db_back", "worker": self.name})
         self.backoff.reset()
+        self.unavailable_backoff.reset()
+        self._database_answered()
         return 0.0 if found_work else self.idle_seconds
+
+    def _database_answered(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.database_answered()
 
     def _log_start(self) -> None:
         logger.info("worker started", extra={"event": "start", "worker": self.name})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 
 from jobs import queue
+from workers.metrics import RECONCILER_RETURNED
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +23,7 @@ def reconcile_step(*, limit: int = DEFAULT_SWEEP_LIMIT, max_sweeps: int = 100) -
     returned: list[int] = []
     while len(returned) < max_sweeps and (not returned or returned[-1] >= limit):
         returned.append(queue.sweep_expired_leases(limit=limit))
+        RECONCILER_RETURNED.inc(returned[-1])
     if any(returned):
         logger.info(
             "expired leases returned",

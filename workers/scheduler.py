@@ -30,6 +30,7 @@ from jobs.queue import DueTask
 from jobsched_project.ids import new_id
 from tasks.schedule import NextRunMemo, ScheduleError
 from tasks.schedule.missed import plan_due_run
+from workers.metrics import SCHEDULER_LAG_SECONDS, SCHEDULER_RUNS, SCHEDULER_TICK_SECONDS
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +99,10 @@ class Scheduler:
         # resets them; a worker has no requests.
         reset_queries()
         result = self.tick()
+        SCHEDULER_TICK_SECONDS.observe(result.seconds)
+        SCHEDULER_RUNS.inc(result.selected)
+        if result.lag_seconds is not None:
+            SCHEDULER_LAG_SECONDS.set(result.lag_seconds)
         fields = {
             "event": "tick",
             "worker": "scheduler",

@@ -8,7 +8,10 @@ sit beside the statements, and callers ask for what they need:
 - reconciler: `sweep_expired_leases` (leases.py)
 - archiver: `finished_jobs`, `delete_archived` (archive.py)
 - task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job`, `cancel_job` (lifecycle.py)
-- manual retry and the DLQ summary: `requeue_dead_job`, `job_status`, `dead_jobs_by_tenant` (support.py)
+- manual retry and the DLQ summary: `requeue_dead_job`, `requeue_dead_jobs_staggered` (the console's bulk
+  retry), `job_status`, `dead_jobs_by_tenant` (support.py)
+- the queue's gauges for /metrics: `stats.holds_stats_lock`, `stats.queue_figures`, `stats.dead_by_tenant`
+  (stats.py, imported as a module: only the reconciler's stats reader uses it)
 
 Reads through the ORM (the job API, the admin lists) stay with their callers:
 they change nothing and need no SQL of their own.
@@ -20,7 +23,14 @@ from jobs.queue.leases import sweep_expired_leases
 from jobs.queue.lifecycle import cancel_job, cancel_task_jobs, insert_run_now_job
 from jobs.queue.results import RESULT_COLUMNS, JobResult, Outcome, WriteReport, record_results
 from jobs.queue.scheduling import DueTask, max_allowed_packet, schedule_due_tasks
-from jobs.queue.support import DeadCounts, TenantDead, dead_jobs_by_tenant, job_status, requeue_dead_job
+from jobs.queue.support import (
+    DeadCounts,
+    TenantDead,
+    dead_jobs_by_tenant,
+    job_status,
+    requeue_dead_job,
+    requeue_dead_jobs_staggered,
+)
 
 __all__ = [
     "RESULT_COLUMNS",
@@ -43,6 +53,7 @@ __all__ = [
     "max_allowed_packet",
     "record_results",
     "requeue_dead_job",
+    "requeue_dead_jobs_staggered",
     "schedule_due_tasks",
     "sweep_expired_leases",
 ]

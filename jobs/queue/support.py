@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import connection
+from django.db import connection, transaction
 
 from jobs.queue.statements import STATEMENTS
+from tasks.models import Task
 
 
 def requeue_dead_job(*, job_id: uuid.UUID, tenant_id: str | None) -> bool:
@@ -16,6 +18,45 @@ def requeue_dead_job(*, job_id: uuid.UUID, tenant_id: str | None) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(*STATEMENTS["retry_dead_job"].bind({"job_id": job_id.bytes, "tenant_id": tenant_id}))
         return cursor.rowcount == 1
+
+
+def requeue_dead_jobs_staggered(*, job_ids: Sequence[uuid.UUID], spacing_seconds: float) -> dict[uuid.UUID, str]:
+    """Requeue the dead ones of `job_ids` (support staff: any tenant's), due `spacing_seconds` apart in order.
+
+    One short transaction of two statements, whatever the count: lock the jobs and read
+    their status, then one UPDATE of the dead ones, the first due now, the next one
+    spacing later, and so on. Returns each found job's status before (a job missing is
+    gone: archived or never existed); those found 'dead' are now pending.
+    """
+    ordered = list(dict.fromkeys(job_ids))
+    if not ordered:
+        return {}
+    with transaction.atomic(), connection.cursor() as cursor:
+        sql, params = STATEMENTS["retry_lock_jobs"].bind(rows=[(job_id.bytes,) for job_id in ordered])
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+        statuses = {uuid.UUID(bytes=bytes(job_id)): status for job_id, status, _ in rows}
+        # A paused or deleted task fires nothing: its dead jobs stay put, reported as "dead:<task status>".
+        task_of = {
+            uuid.UUID(bytes=bytes(job_id)): bytes(task_id) for job_id, status, task_id in rows if status == "dead"
+        }
+        stopped = dict(
+            Task.objects.filter(pk__in=[uuid.UUID(bytes=t) for t in set(task_of.values())])
+            .exclude(status="active")
+            .values_list("id", "status")
+        )
+        for job_id, task_id in task_of.items():
+            if uuid.UUID(bytes=task_id) in stopped:
+                statuses[job_id] = f"dead:{stopped[uuid.UUID(bytes=task_id)]}"
+        dead = [job_id for job_id in ordered if statuses.get(job_id) == "dead"]
+        if dead:
+            delays = [(job_id.bytes, round(slot * spacing_seconds * 1_000_000)) for slot, job_id in enumerate(dead)]
+            sql, params = STATEMENTS["retry_dead_jobs_staggered"].bind(rows=delays, columns=("id", "delay_us"))
+            cursor.execute(sql, params)
+            # Locked by this transaction since the read, so every dead one must change.
+            if cursor.rowcount != len(dead):
+                raise RuntimeError(f"bulk retry changed {cursor.rowcount} of {len(dead)} locked dead jobs")
+    return statuses
 
 
 def job_status(*, job_id: uuid.UUID, tenant_id: str | None) -> tuple[str, str | None] | None:

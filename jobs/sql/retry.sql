@@ -33,3 +33,34 @@ FROM jobs AS j
 LEFT JOIN tasks AS t ON t.id = j.task_id
 WHERE j.id = %(job_id)s
   AND (%(tenant_id)s IS NULL OR j.tenant_id = %(tenant_id)s);
+
+-- name: retry_lock_jobs
+-- A bulk retry from the support console, first statement: lock the chosen jobs and read
+-- their status, so the staggered UPDATE below changes exactly the rows seen dead here
+-- (a concurrent retry, claim or archive waits for this short transaction, or went first).
+SELECT id, status, task_id
+FROM jobs
+WHERE id IN ({ids})
+FOR UPDATE;
+
+-- name: retry_dead_jobs_staggered
+-- The bulk retry's second statement: each locked dead job back to pending as
+-- retry_dead_job does, but due at NOW(3) + its slot's delay instead of at once, so
+-- the executors call the tenant's endpoints at the console's pace
+-- (ADMIN_BULK_RETRY_PER_SECOND) without the request sleeping. attempt is kept (the
+-- fencing token); the budget is refreshed to attempt + the task's max_attempts.
+UPDATE jobs AS j
+JOIN ({results}) AS s ON s.id = j.id
+LEFT JOIN tasks AS t ON t.id = j.task_id
+SET j.status = 'pending',
+    j.max_attempts = j.attempt + COALESCE(t.max_attempts, 1),
+    j.next_attempt_at = NOW(3) + INTERVAL s.delay_us MICROSECOND,
+    j.error = NULL,
+    j.http_status = NULL,
+    j.response_body = NULL,
+    j.worker_id = NULL,
+    j.lease_expires_at = NULL,
+    j.started_at = NULL,
+    j.finished_at = NULL,
+    j.updated_at = NOW(3)
+WHERE j.status = 'dead';

@@ -31,29 +31,3 @@ def client_as():
         return client
 
     return _client
-
-
-class FakeTime:
-    """A monotonic clock that only moves when slept on."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.slept: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-
-
-@pytest.fixture
-def no_sleep(monkeypatch):
-    """Bulk retries pace through DeadJobAdmin.clock/sleep: a fake time; returns the sleeps taken."""
-    from jobs.admin import DeadJobAdmin
-
-    fake = FakeTime()
-    monkeypatch.setattr(DeadJobAdmin, "clock", staticmethod(fake.clock))
-    monkeypatch.setattr(DeadJobAdmin, "sleep", staticmethod(fake.sleep))
-    return fake.slept

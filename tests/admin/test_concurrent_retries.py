@@ -20,7 +20,7 @@ JOBS = 30
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_agents_retrying_the_same_selection_requeue_and_log_each_job_once(no_sleep):
+def test_two_agents_retrying_the_same_selection_requeue_and_log_each_job_once():
     group = support_group()
     agents = [make_staff(f"agent-{n}", groups=(group,)) for n in range(2)]
     task = make_task()

@@ -1,16 +1,19 @@
-"""The console's rules on their own: masking, pacing, the bounded summary."""
+"""The console's rules on their own: masking, paced bulk retries, the bounded summary."""
 
 from __future__ import annotations
 
+import itertools
 import json
+import uuid
+from datetime import timedelta
 
 import pytest
 
-from jobs.console import Pacer, dead_summary
+from jobs.console import RetryTally, dead_summary, retry_paced
+from jobs.models import Job, JobStatus
 from jobsched_project.masking import MASK, is_secret_name, mask_body, mask_headers, mask_url
-from tests.admin.conftest import FakeTime
 from tests.admin.support import make_dead_job
-from tests.factories import make_task
+from tests.factories import make_job, make_task
 
 
 @pytest.mark.parametrize(
@@ -54,35 +57,58 @@ def test_json_bodies_lose_secret_keys_at_any_depth_and_other_bodies_are_shown_as
     assert mask_body("") == ""
 
 
-def test_pacer_spaces_calls_and_lets_the_first_through_at_once():
-    fake = FakeTime()
-    pacer = Pacer(5, clock=fake.clock, sleep=fake.sleep)
+@pytest.mark.django_db
+def test_a_paced_retry_makes_the_dead_jobs_due_one_interval_apart_in_the_given_order():
+    task = make_task()
+    jobs = [make_dead_job(task, scheduled_at=task.next_run_at + timedelta(minutes=n)) for n in range(4)]
+    order = [jobs[2].pk, jobs[0].pk, jobs[3].pk, jobs[1].pk]
+    tally = RetryTally()
 
-    for _ in range(4):
-        pacer.wait()
+    retry_paced(order, per_second=4, limit=10, tally=tally)
 
-    assert fake.slept == [pytest.approx(0.2)] * 3
-
-
-def test_pacer_does_not_sleep_when_calls_are_already_slow_enough():
-    fake = FakeTime()
-    pacer = Pacer(5, clock=fake.clock, sleep=fake.sleep)
-
-    pacer.wait()
-    fake.now += 1
-    pacer.wait()
-
-    assert fake.slept == []
+    assert tally.requeued == order
+    due = {job.pk: job.next_attempt_at for job in Job.objects.filter(pk__in=order)}
+    gaps = [(due[later] - due[earlier]).total_seconds() for earlier, later in itertools.pairwise(order)]
+    assert gaps == [pytest.approx(0.25, abs=0.002)] * 3
+    assert {job.status for job in Job.objects.filter(pk__in=order)} == {JobStatus.PENDING}
 
 
-def test_an_unpaced_pacer_never_sleeps():
-    fake = FakeTime()
-    pacer = Pacer(0, clock=fake.clock, sleep=fake.sleep)
+@pytest.mark.django_db
+def test_an_unpaced_retry_makes_every_job_due_at_once():
+    task = make_task()
+    jobs = [make_dead_job(task, scheduled_at=task.next_run_at + timedelta(minutes=n)) for n in range(3)]
 
-    for _ in range(3):
-        pacer.wait()
+    retry_paced([job.pk for job in jobs], per_second=0, limit=10, tally=RetryTally())
 
-    assert fake.slept == []
+    assert len(set(Job.objects.filter(pk__in=[job.pk for job in jobs]).values_list("next_attempt_at", flat=True))) == 1
+
+
+@pytest.mark.django_db
+def test_a_paced_retry_counts_gone_and_not_dead_jobs_and_paces_only_the_dead_ones():
+    task = make_task()
+    dead = [make_dead_job(task, scheduled_at=task.next_run_at + timedelta(minutes=n)) for n in range(2)]
+    pending = make_job(task, scheduled_at=task.next_run_at + timedelta(minutes=5))
+    before = Job.objects.get(pk=pending.pk).next_attempt_at
+    tally = RetryTally()
+
+    retry_paced([dead[0].pk, pending.pk, uuid.uuid4(), dead[1].pk], per_second=2, limit=10, tally=tally)
+
+    assert (tally.requeued, tally.gone, tally.not_dead) == ([dead[0].pk, dead[1].pk], 1, 1)
+    first, second = (Job.objects.get(pk=job.pk).next_attempt_at for job in dead)
+    assert (second - first).total_seconds() == pytest.approx(0.5, abs=0.002)  # no slot left for the others
+    assert Job.objects.get(pk=pending.pk).next_attempt_at == before
+
+
+@pytest.mark.django_db
+def test_a_paced_retry_stops_at_the_limit_and_says_so():
+    task = make_task()
+    jobs = [make_dead_job(task, scheduled_at=task.next_run_at + timedelta(minutes=n)) for n in range(3)]
+    tally = RetryTally()
+
+    retry_paced([job.pk for job in jobs], per_second=0, limit=2, tally=tally)
+
+    assert (len(tally.requeued), tally.left_over) == (2, True)
+    assert Job.objects.filter(status=JobStatus.DEAD).count() == 1
 
 
 @pytest.mark.django_db

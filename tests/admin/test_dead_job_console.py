@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import time
 import uuid
 from datetime import timedelta
 
@@ -289,7 +291,7 @@ def test_the_retry_url_answers_only_post(support_user, client_as):
     assert status_of(job) == JobStatus.DEAD
 
 
-def test_bulk_action_retries_the_selection_and_counts_each_outcome(support_user, client_as, no_sleep):
+def test_bulk_action_retries_the_selection_and_counts_each_outcome(support_user, client_as):
     task = make_task()
     first = make_dead_job(task)
     dead = [first] + [make_dead_job(task, scheduled_at=first.scheduled_at + timedelta(minutes=n)) for n in (1, 2)]
@@ -307,7 +309,7 @@ def test_bulk_action_retries_the_selection_and_counts_each_outcome(support_user,
     assert status_of(unticked) == JobStatus.DEAD
 
 
-def test_every_retried_job_gets_one_audit_log_entry_naming_who_and_which(support_user, client_as, no_sleep):
+def test_every_retried_job_gets_one_audit_log_entry_naming_who_and_which(support_user, client_as):
     task = make_task()
     first = make_dead_job(task)
     dead = [first, make_dead_job(task, scheduled_at=first.scheduled_at + timedelta(minutes=1))]
@@ -323,31 +325,22 @@ def test_every_retried_job_gets_one_audit_log_entry_naming_who_and_which(support
     assert all(entry.action_time is not None and "requeued" in entry.change_message for entry in entries)
 
 
-def test_jobs_requeued_before_a_failing_retry_are_still_in_the_audit_log(
-    support_user, client_as, no_sleep, monkeypatch
-):
-    from jobs import services
+def test_a_bulk_retry_that_fails_midway_requeues_nothing_and_logs_nothing(support_user, client_as, monkeypatch):
+    from jobs.queue import support
+    from jobs.queue.statements import Statement
 
-    real_retry = services.job_retry
-    calls = []
-
-    def retry_then_fail(**kwargs):
-        calls.append(kwargs["job_id"])
-        if len(calls) == 2:
-            raise RuntimeError("database went away")
-        return real_retry(**kwargs)
-
-    monkeypatch.setattr(services, "job_retry", retry_then_fail)
-    task = make_task()
-    jobs = [make_dead_job(task) for _ in range(3)]
+    # The staggered UPDATE fails after the lock: the one transaction rolls back whole.
+    broken = Statement.compile("broken", "UPDATE jobs AS j JOIN ({results}) AS s ON s.id = j.id SET j.no_such = 1")
+    monkeypatch.setitem(support.STATEMENTS, "retry_dead_jobs_staggered", broken)
+    jobs = [make_dead_job(make_task()) for _ in range(3)]
     client = client_as(support_user)
     client.raise_request_exception = False
 
     response = run_action(client, [job.pk for job in jobs])
 
     assert response.status_code == 500
-    assert list(LogEntry.objects.values_list("object_id", flat=True)) == [str(calls[0])]
-    assert status_of(Job.objects.get(pk=calls[0])) == JobStatus.PENDING
+    assert LogEntry.objects.count() == 0
+    assert [status_of(job) for job in jobs] == [JobStatus.DEAD] * 3
 
 
 def test_retry_needs_the_csrf_token(support_user):
@@ -361,7 +354,7 @@ def test_retry_needs_the_csrf_token(support_user):
     assert status_of(job) == JobStatus.DEAD
 
 
-def test_bulk_retry_stops_at_the_per_request_limit(support_user, client_as, no_sleep, settings):
+def test_bulk_retry_stops_at_the_per_request_limit(support_user, client_as, settings):
     settings.ADMIN_BULK_RETRY_LIMIT = 2
     task = make_task()
     first = make_dead_job(task)
@@ -374,18 +367,25 @@ def test_bulk_retry_stops_at_the_per_request_limit(support_user, client_as, no_s
     assert "run it again for the rest" in messages_of(response)[0]
 
 
-def test_bulk_retry_is_paced_by_the_setting(support_user, client_as, no_sleep, settings):
-    settings.ADMIN_BULK_RETRY_PER_SECOND = 4
+def test_bulk_retry_is_paced_by_due_times_not_by_sleeping_in_the_request(support_user, client_as, settings):
+    settings.ADMIN_BULK_RETRY_PER_SECOND = 10
     task = make_task()
     first = make_dead_job(task)
-    jobs = [first] + [make_dead_job(task, scheduled_at=first.scheduled_at + timedelta(minutes=n)) for n in (1, 2)]
+    jobs = [first] + [make_dead_job(task, scheduled_at=first.scheduled_at + timedelta(minutes=n)) for n in range(1, 60)]
 
-    run_action(client_as(support_user), [job.pk for job in jobs])
+    started = time.monotonic()
+    response = run_action(client_as(support_user), [job.pk for job in jobs])
+    took = time.monotonic() - started
 
-    assert no_sleep == [pytest.approx(0.25), pytest.approx(0.25)]
+    assert messages_of(response) == ["Requeued 60; already gone 0; no longer dead 0 (of 60 tried)."]
+    due = sorted(Job.objects.filter(pk__in=[job.pk for job in jobs]).values_list("next_attempt_at", flat=True))
+    gaps = [(later - earlier).total_seconds() for earlier, later in itertools.pairwise(due)]
+    assert gaps == [pytest.approx(0.1, abs=0.002)] * 59  # 10 a second: the last is due 5.9 s after the first
+    assert took < 5.9, "the request waited for the pace instead of scheduling it"
+    assert LogEntry.objects.count() == 60
 
 
-def test_retry_all_matching_retries_only_what_the_filter_matches(support_user, client_as, no_sleep):
+def test_retry_all_matching_retries_only_what_the_filter_matches(support_user, client_as):
     a_jobs = [make_dead_job(make_task(tenant_id="tenant-a")) for _ in range(2)]
     b_job = make_dead_job(make_task(tenant_id="tenant-b"))
 
@@ -398,7 +398,7 @@ def test_retry_all_matching_retries_only_what_the_filter_matches(support_user, c
     assert LogEntry.objects.count() == 2
 
 
-def test_retry_all_matching_is_bounded_too(support_user, client_as, no_sleep, settings):
+def test_retry_all_matching_is_bounded_too(support_user, client_as, settings):
     settings.ADMIN_BULK_RETRY_LIMIT = 1
     jobs = [make_dead_job(make_task()) for _ in range(2)]
 

@@ -211,3 +211,14 @@ def test_a_cancelled_job_archived_to_the_sql_history_reads_back_cancelled(client
         assert (shown["status"], shown["archived"], shown["error"]) == ("cancelled", True, "cancelled: task paused")
     finally:
         set_history_store(None)
+
+
+def test_the_consoles_bulk_retry_leaves_a_paused_tasks_dead_jobs_dead(client):
+    from jobs.services import jobs_retry_paced
+
+    paused, active = make_task(), make_task()
+    stuck, retried = _jobs_of(paused)["dead"], _jobs_of(active)["dead"]
+    client.post(f"/v1/tasks/{paused.pk}/pause")
+    outcomes = jobs_retry_paced(job_ids=[stuck.pk, retried.pk], per_second=0)
+    assert outcomes == {stuck.pk: RetryOutcome.TASK_PAUSED, retried.pk: RetryOutcome.REQUEUED}
+    assert Job.objects.get(pk=stuck.pk).status == JobStatus.DEAD

@@ -47,7 +47,16 @@ from django.db import connection
 from django.db.utils import DatabaseError
 
 from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results
+from workers.health import Heartbeat
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
+from workers.metrics import (
+    EXECUTOR_CLAIMED,
+    EXECUTOR_FENCE_DROPS,
+    EXECUTOR_FIRED,
+    EXECUTOR_HELD,
+    EXECUTOR_LATENESS,
+    EXECUTOR_RESULTS,
+)
 
 from .backoff import retry_after_seconds
 from .http import DeliveryClient
@@ -133,10 +142,18 @@ def _in_db_thread(fn: Callable[..., T], **kwargs: Any) -> T:
 class Executor:
     """One executor process; `await run()` until stopped (SIGTERM, `request_stop` or `stop.set()`)."""
 
-    def __init__(self, config: ExecutorConfig, *, client: DeliveryClient, stop: StopFlag | None = None) -> None:
+    def __init__(
+        self,
+        config: ExecutorConfig,
+        *,
+        client: DeliveryClient,
+        stop: StopFlag | None = None,
+        heartbeat: Heartbeat | None = None,
+    ) -> None:
         self.config = config
         self.client = client
         self.stop = stop or StopFlag()
+        self.heartbeat = heartbeat  # /healthz on --metrics-port: beaten by the claim loop, fed by both DB loops
         self.metrics = Metrics()
         self.totals = Metrics()
         self._held = 0  # claimed jobs not yet answered: parked on a timer or in flight
@@ -293,6 +310,8 @@ class Executor:
         assert self._loop is not None and self._stopping is not None and self._slots_freed is not None
         config = self.config
         while not self._stopping.is_set():
+            if self.heartbeat is not None:
+                self.heartbeat.beat()  # once per poll at least: a blocked event loop stops the beats
             free = config.concurrency - self._held
             if free < config.claim_min:
                 self._slots_freed.clear()
@@ -317,9 +336,11 @@ class Executor:
                 await self._sleep(self._db_unavailable(self._claim_backoff, exc, "claims"))
                 continue
             self._claim_backoff.reset()
+            self._database_answered()
             after = self._loop.time()
             self._park(jobs, claimed_before=before, claimed_after=after)
             self.metrics.claimed += len(jobs)
+            EXECUTOR_CLAIMED.inc(len(jobs))
             if len(jobs) < free:
                 if config.once:
                     return  # everything due within the lookahead is claimed
@@ -342,6 +363,7 @@ class Executor:
         """Put each job on a timer for its second; jobs of one claim due at the same instant share one."""
         assert self._loop is not None
         self._held += len(jobs)
+        EXECUTOR_HELD.set(self._held)
         groups: dict[float, list[ClaimedJob]] = {}
         for job in jobs:
             groups.setdefault(max(0.0, job.due_in), []).append(job)
@@ -359,10 +381,12 @@ class Executor:
             # Lateness on the database clock: past next_attempt_at, plus how far that is past scheduled_at.
             late = (now - claimed_before - job.due_in) + (job.next_attempt_at - job.scheduled_at).total_seconds()
             self.metrics.lateness.append(max(0.0, late))
+            EXECUTOR_LATENESS.observe(max(0.0, late))
             task = self._loop.create_task(self._deliver(job))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
         self.metrics.fired += len(group)
+        EXECUTOR_FIRED.inc(len(group))
 
     async def _deliver(self, job: ClaimedJob) -> None:
         assert self._slots_freed is not None and self._results_ready is not None
@@ -385,6 +409,7 @@ class Executor:
             logger.exception("delivery failed unexpectedly", extra={"event": "delivery_crash", "job_id": str(job.id)})
         finally:
             self._held -= 1
+            EXECUTOR_HELD.set(self._held)
             self._slots_freed.set()
 
     # -- shutting down ----------------------------------------------------------
@@ -445,17 +470,36 @@ class Executor:
                 )
                 continue
             self._result_backoff.reset()
+            self._database_answered()
             for result in report.written:
+                EXECUTOR_RESULTS.labels(result.outcome.value).inc()
                 if result.outcome is Outcome.SUCCEEDED:
                     self.metrics.succeeded += 1
-                elif result.outcome is Outcome.RETRY:
+                    continue
+                if result.outcome is Outcome.RETRY:
                     self.metrics.retried += 1
                 else:
                     self.metrics.dead += 1
+                # One line per failed attempt, once its result is recorded (a dropped one is logged by the fence).
+                logger.info(
+                    "attempt failed",
+                    extra={
+                        "event": "attempt_failed",
+                        "job_id": str(result.job_id),
+                        "attempt": result.attempt,
+                        "outcome": result.outcome.value,
+                        "http_status": result.http_status,
+                        "error": result.error,
+                        "retry_in": result.delay_seconds,
+                    },
+                )
             self.metrics.dropped += len(report.dropped)
+            EXECUTOR_FENCE_DROPS.inc(len(report.dropped))
 
     def _db_unavailable(self, backoff: ReconnectBackoff, exc: BaseException, what: str, **extra: Any) -> float:
         """Log a dropped database and return the next wait (the workers' one backoff policy)."""
+        if self.heartbeat is not None:
+            self.heartbeat.database_failed()
         delay = backoff.next_delay()
         logger.warning(
             f"database unavailable for {what}, retrying",
@@ -469,6 +513,10 @@ class Executor:
             },
         )
         return delay
+
+    def _database_answered(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.database_answered()
 
     # -- metrics ----------------------------------------------------------------
 

@@ -8,9 +8,12 @@ any error exits 1 with one line (workers/loop.py).
 
 from __future__ import annotations
 
-from argparse import ArgumentParser
+from argparse import ArgumentParser, ArgumentTypeError
 
+from django.conf import settings
 from django.core.management.base import CommandError
+
+from workers.health import HealthServer, Heartbeat, serve_health
 
 ONCE_HELP = "step until a step finds no work, then exit 0; any error (the database's included) exits 1"
 
@@ -25,6 +28,34 @@ def add_loop_options(parser: ArgumentParser, *, idle_default: float, idle_help: 
         help=f"{idle_help}; default %(default)s" + (f" (alias: {', '.join(aliases)})" if aliases else ""),
     )
     parser.add_argument("--once", action="store_true", help=ONCE_HELP)
+    parser.add_argument(
+        "--metrics-port",
+        type=_port,
+        default=None,
+        help="serve /metrics (Prometheus) and /healthz (the loop's heartbeat) on this port, all interfaces;"
+        " default: off",
+    )
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise ArgumentTypeError(f"must be a port number 1-65535, got {text!r}")
+    return port
+
+
+def start_health(name: str, options: dict) -> tuple[Heartbeat, HealthServer | None]:
+    """The loop's heartbeat, served on --metrics-port when given.
+
+    A loop sleeps up to --idle-seconds between iterations, so it is "stuck" only
+    well past that, whatever WORKER_STUCK_SECONDS says.
+    """
+    stuck_after = max(settings.WORKER_STUCK_SECONDS, 3 * options["idle_seconds"])
+    heartbeat = Heartbeat(name, stuck_after=stuck_after)
+    return heartbeat, serve_health(heartbeat, options["metrics_port"])
 
 
 def idle_seconds(options: dict) -> float:

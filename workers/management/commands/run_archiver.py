@@ -6,7 +6,8 @@ from history.base import HistoryUnavailable
 from history.stores import get_history_store
 from workers.archiver import DEFAULT_BATCH_SIZE, DEFAULT_PURGE_LIMIT, Archiver
 from workers.loop import ReconnectBackoff, StopFlag, WorkerLoop, run_worker
-from workers.management.options import add_loop_options, idle_seconds
+from workers.management.options import add_loop_options, idle_seconds, start_health
+from workers.metrics import ARCHIVER_FAILURES
 
 
 class Command(BaseCommand):
@@ -33,15 +34,26 @@ class Command(BaseCommand):
         stop = StopFlag()
         stop.install()
         # A history store that is away backs off (from 0.5 s, doubling, jittered, up to
-        # --max-backoff-seconds); its jobs stay in MySQL meanwhile. Under `--once` the
-        # error ends the run instead, so a cron-style run exits non-zero.
+        # --max-backoff-seconds); its jobs stay in MySQL meanwhile. The database keeps the
+        # loops' own low-capped policy. Under `--once` the error ends the run instead, so a
+        # cron-style run exits non-zero.
+
+        def step() -> bool:
+            try:
+                return archiver.archive_once().full
+            except HistoryUnavailable:
+                ARCHIVER_FAILURES.inc()
+                raise
+
+        heartbeat, _ = start_health("archiver", options)
         loop = WorkerLoop(
             "archiver",
-            lambda: archiver.archive_once().full,
+            step,
             idle_seconds=idle_seconds(options),
             stop=stop,
-            backoff=ReconnectBackoff(initial=0.5, cap=options["max_backoff_seconds"]),
             unavailable=(HistoryUnavailable,),
+            unavailable_backoff=ReconnectBackoff(initial=0.5, cap=options["max_backoff_seconds"]),
+            heartbeat=heartbeat,
         )
         try:
             run_worker(loop.run_until_idle if options["once"] else loop.run)

@@ -13,7 +13,7 @@ from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
 from workers.executor.secrets import TenantSecrets
 from workers.executor.signing import SigningKeys
 from workers.loop import run_worker
-from workers.management.options import add_loop_options, idle_seconds
+from workers.management.options import add_loop_options, idle_seconds, start_health
 
 
 class Command(BaseCommand):
@@ -50,6 +50,7 @@ class Command(BaseCommand):
             grace_seconds=options["grace"],
             once=options["once"],
         )
+        heartbeat, _ = start_health("executor", options)
         policy = egress_policy()  # the create-time policy, parsed (and logged loudly) once at start by tasks.apps
 
         async def main() -> None:
@@ -60,7 +61,7 @@ class Command(BaseCommand):
                 max_connections=options["max_connections"] or config.concurrency,
                 engine=options["http_engine"],
             )
-            await Executor(config, client=client).run(install_signals=True)
+            await Executor(config, client=client, heartbeat=heartbeat).run(install_signals=True)
 
         # A crash was logged with its traceback by the executor; the command adds one line and exits 1.
         run_worker(lambda: asyncio.run(main()))

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.loop import StopFlag, WorkerLoop, run_worker
-from workers.management.options import add_loop_options, idle_seconds
+from workers.management.options import add_loop_options, idle_seconds, start_health
 from workers.scheduler import DEFAULT_BATCH_SIZE, DEFAULT_LOOKAHEAD_SECONDS, Scheduler
 
 
@@ -35,5 +35,8 @@ class Command(BaseCommand):
         scheduler = Scheduler(batch_size=options["batch_size"], lookahead_seconds=options["lookahead"])
         stop = StopFlag()
         stop.install()
-        loop = WorkerLoop("scheduler", scheduler.step, idle_seconds=idle_seconds(options), stop=stop)
+        heartbeat, _ = start_health("scheduler", options)
+        loop = WorkerLoop(
+            "scheduler", scheduler.step, idle_seconds=idle_seconds(options), stop=stop, heartbeat=heartbeat
+        )
         run_worker(loop.run_until_idle if options["once"] else loop.run)

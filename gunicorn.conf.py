@@ -1,0 +1,60 @@
+"""gunicorn's configuration for the API: `gunicorn -c gunicorn.conf.py jobsched_project.wsgi`.
+
+Every value comes from the Django settings (GUNICORN_BIND, GUNICORN_WORKERS,
+GUNICORN_THREADS, GUNICORN_TIMEOUT, LOG_LEVEL), which are parsed here, in the
+master, before any worker forks: a bad setting is one line naming it, and the
+pod fails at start instead of every worker crashing in a loop.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+
+# Each worker process writes its Prometheus counts here and /metrics adds them up
+# (jobsched_project/metrics.py); set before anything imports prometheus_client.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="jobsched-metrics-")
+_metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+# Counts of workers of an earlier run of this pod (an emptyDir survives container restarts).
+shutil.rmtree(_metrics_dir, ignore_errors=True)
+os.makedirs(_metrics_dir, exist_ok=True)
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobsched_project.settings")
+
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402 - after the environment above
+from prometheus_client import multiprocess  # noqa: E402 - imported here, never inside the signal-time hook
+
+try:
+    from django.conf import settings
+
+    settings.LOG_LEVEL  # noqa: B018 - evaluating one setting parses them all
+except ImproperlyConfigured as exc:
+    sys.exit(f"jobsched: configuration error: {exc}")
+
+bind = settings.GUNICORN_BIND
+workers = settings.GUNICORN_WORKERS
+# Threads per worker: requests mostly wait on MySQL, so threads serve more with the same memory.
+threads = settings.GUNICORN_THREADS
+worker_class = "gthread"
+timeout = settings.GUNICORN_TIMEOUT
+# Kubernetes sends SIGTERM, then SIGKILL after terminationGracePeriodSeconds (deploy/k8s).
+graceful_timeout = 20
+keepalive = 5
+# The access log is Django's (jobsched_project/access.py: one line per request with tenant,
+# route, status, ms and request id, in LOG_FORMAT); gunicorn's own would repeat each line.
+accesslog = None
+# gunicorn's messages (boot, worker timeouts) through the same handler and format as Django's.
+logconfig_dict = {
+    **settings.LOGGING,
+    "loggers": {**settings.LOGGING["loggers"], "gunicorn.error": {"level": settings.LOG_LEVEL, "propagate": True}},
+}
+# Behind the cluster's ingress: trust X-Forwarded-* from any peer (the pod is not exposed directly).
+forwarded_allow_ips = "*"
+# /dev/shm, not the image's (possibly read-only) file system, for the workers' heartbeat files.
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+
+def child_exit(server, worker):
+    """Drop a dead worker's live gauges from the pod's metrics (its counters are kept)."""
+    multiprocess.mark_process_dead(worker.pid)
