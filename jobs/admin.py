@@ -401,6 +401,9 @@ class DeadJobAdmin(JobPagesAdmin):
             self.message_user(request, f"Job {job_id} requeued.", messages.SUCCESS)
         elif outcome is services.RetryOutcome.GONE:
             self.message_user(request, f"Job {job_id} is already gone (archived or never existed).", messages.WARNING)
+        elif outcome in (services.RetryOutcome.TASK_PAUSED, services.RetryOutcome.TASK_DELETED):
+            state = "paused" if outcome is services.RetryOutcome.TASK_PAUSED else "deleted"
+            self.message_user(request, f"Job {job_id} not requeued: its task is {state}.", messages.WARNING)
         else:
             self.message_user(request, f"Job {job_id} is no longer dead: nothing to do.", messages.WARNING)
         return self._back_to_changelist(request)

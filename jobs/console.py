@@ -29,16 +29,19 @@ class RetryTally:
     requeued: list[uuid.UUID] = field(default_factory=list)
     gone: int = 0
     not_dead: int = 0
+    task_stopped: int = 0  # dead, but the task is paused or deleted: not requeued
     left_over: bool = False  # more jobs matched than the per-request limit allowed
 
     @property
     def attempted(self) -> int:
-        return len(self.requeued) + self.gone + self.not_dead
+        return len(self.requeued) + self.gone + self.not_dead + self.task_stopped
 
     def summary(self) -> str:
         text = (
             f"Requeued {len(self.requeued)}; already gone {self.gone}; "
-            f"no longer dead {self.not_dead} (of {self.attempted} tried)."
+            f"no longer dead {self.not_dead}"
+            + (f"; task paused or deleted {self.task_stopped}" if self.task_stopped else "")
+            + f" (of {self.attempted} tried)."
         )
         if self.left_over:
             text += " More jobs match than one request may retry (ADMIN_BULK_RETRY_LIMIT): run it again for the rest."
@@ -60,6 +63,8 @@ def retry_paced(job_ids: Iterable[uuid.UUID], *, per_second: float, limit: int, 
             tally.requeued.append(job_id)
         elif outcome is services.RetryOutcome.GONE:
             tally.gone += 1
+        elif outcome in (services.RetryOutcome.TASK_PAUSED, services.RetryOutcome.TASK_DELETED):
+            tally.task_stopped += 1
         else:
             tally.not_dead += 1
     logger.info(
@@ -69,6 +74,7 @@ def retry_paced(job_ids: Iterable[uuid.UUID], *, per_second: float, limit: int, 
             "requeued": len(tally.requeued),
             "gone": tally.gone,
             "not_dead": tally.not_dead,
+            "task_stopped": tally.task_stopped,
             "left_over": tally.left_over,
             "per_second": per_second,
         },

@@ -13,7 +13,7 @@ from typing import ClassVar
 from django.db import models
 
 from jobsched_project.ids import BinaryUUIDField, new_id
-from jobsched_project.tenants import TenantIdField
+from jobsched_project.tenants import ExactCharField, TenantIdField
 from tasks.priority import DEFAULT_PRIORITY
 
 
@@ -99,3 +99,24 @@ class DeadJob(Job):
         proxy = True
         verbose_name = "dead job"
         verbose_name_plural = "dead jobs"
+
+
+class RunRequest(models.Model):
+    """An Idempotency-Key of `POST /v1/tasks/{id}/run` and the job it made: the same key answers the same job.
+
+    Apart from `jobs` so the queue's hot table carries no extra unique index; kept after the
+    job is archived (the replay then reads the job from the history).
+    """
+
+    task_id = BinaryUUIDField()
+    tenant_id = TenantIdField()
+    idempotency_key = ExactCharField(max_length=255)
+    job_id = BinaryUUIDField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "run_requests"
+        constraints = [models.UniqueConstraint(fields=["task_id", "idempotency_key"], name="run_requests_key_uniq")]
+
+    def __str__(self) -> str:
+        return f"run of {self.task_id} under {self.idempotency_key!r}"

@@ -7,6 +7,8 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from jobs.models import JobStatus
+
 
 class JobRequestOutput(serializers.Serializer):
     method = serializers.CharField(source="request_method")
@@ -42,7 +44,7 @@ class JobOutput(serializers.Serializer):
     id = serializers.UUIDField()
     task_id = serializers.UUIDField()
     scheduled_at = serializers.DateTimeField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=JobStatus.choices)
     attempt = serializers.IntegerField()
     max_attempts = serializers.IntegerField()
     priority = serializers.IntegerField()

@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Sequence
 
 from jobs import queue
+from jobs.models import JobStatus
+from tasks.models import TaskStatus
 
 logger = logging.getLogger(__name__)
 
@@ -16,6 +18,9 @@ class RetryOutcome(enum.Enum):
     REQUEUED = "requeued"  # 202: the dead job is pending again
     GONE = "gone"  # 404: archived, never existed, or another tenant's
     NOT_DEAD = "not_dead"  # 409: it exists but is pending, running or succeeded
+    CANCELLED = "cancelled"  # 409: its task was paused or deleted before it ran (or while it was dead)
+    TASK_PAUSED = "task_paused"  # 409: dead, but its task is paused: resume the task first
+    TASK_DELETED = "task_deleted"  # 409: dead, but its task is deleted
 
 
 def job_retry(*, job_id: uuid.UUID, tenant_id: str | None) -> RetryOutcome:
@@ -27,14 +32,33 @@ def job_retry(*, job_id: uuid.UUID, tenant_id: str | None) -> RetryOutcome:
     if queue.requeue_dead_job(job_id=job_id, tenant_id=tenant_id):
         logger.info("job requeued", extra={"event": "job_retry", "job_id": str(job_id), "tenant_id": tenant_id})
         return RetryOutcome.REQUEUED
-    # The guard missed: a concurrent retry, the archiver, or a job that is not dead.
-    status = queue.job_status(job_id=job_id, tenant_id=tenant_id)
-    outcome = RetryOutcome.GONE if status is None else RetryOutcome.NOT_DEAD
+    # The guard missed: a concurrent retry, the archiver, a job that is not dead, or a task not active.
+    outcome = _why_not_requeued(queue.job_status(job_id=job_id, tenant_id=tenant_id))
     logger.info(
         "job retry refused",
         extra={"event": "job_retry", "job_id": str(job_id), "tenant_id": tenant_id, "outcome": outcome.value},
     )
     return outcome
+
+
+def _why_not_requeued(row: tuple[str, str | None] | None) -> RetryOutcome:
+    if row is None:
+        return RetryOutcome.GONE
+    job_status, task_status = row
+    if job_status == JobStatus.CANCELLED:
+        return RetryOutcome.CANCELLED
+    if job_status != JobStatus.DEAD:
+        return RetryOutcome.NOT_DEAD
+    return RetryOutcome.TASK_DELETED if task_status == TaskStatus.DELETED else RetryOutcome.TASK_PAUSED
+
+
+_BULK_OUTCOMES = {
+    None: RetryOutcome.GONE,
+    "dead": RetryOutcome.REQUEUED,
+    "dead:paused": RetryOutcome.TASK_PAUSED,
+    "dead:deleted": RetryOutcome.TASK_DELETED,
+    "cancelled": RetryOutcome.CANCELLED,
+}
 
 
 def jobs_retry_paced(*, job_ids: Sequence[uuid.UUID], per_second: float) -> dict[uuid.UUID, RetryOutcome]:
@@ -49,13 +73,7 @@ def jobs_retry_paced(*, job_ids: Sequence[uuid.UUID], per_second: float) -> dict
     outcomes: dict[uuid.UUID, RetryOutcome] = {}
     for job_id in job_ids:
         status = before.get(job_id)
-        outcomes[job_id] = (
-            RetryOutcome.GONE
-            if status is None
-            else RetryOutcome.REQUEUED
-            if status == "dead"
-            else RetryOutcome.NOT_DEAD
-        )
+        outcomes[job_id] = _BULK_OUTCOMES.get(status, RetryOutcome.NOT_DEAD)
     requeued = [str(job_id) for job_id, outcome in outcomes.items() if outcome is RetryOutcome.REQUEUED]
     logger.info(
         "jobs requeued",

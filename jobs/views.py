@@ -11,15 +11,17 @@ from __future__ import annotations
 import logging
 import uuid
 
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from history.base import HistoryUnavailable
 from history.stores import get_history_store
-from jobs import selectors
+from jobs import runs, selectors
 from jobs.serializers import JobOutput, JobPage
 from jobs.services import ChangeOutcome, RetryOutcome, job_cancel, job_retry
 from jobsched_project.auth import tenant_of
@@ -34,6 +36,7 @@ from jobsched_project.params import (
     query_id,
 )
 from jobsched_project.problems import Problem, not_found
+from tasks.preconditions import idempotency_key_problem
 from tasks.selectors import task_get
 
 logger = logging.getLogger(__name__)
@@ -77,13 +80,30 @@ class JobDetailView(APIView):
         return Response(JobOutput(job).data)
 
 
+_NOT_RETRIED = {
+    RetryOutcome.NOT_DEAD: ("job-not-dead", "Only a dead job can be retried; this one is not dead."),
+    RetryOutcome.CANCELLED: (
+        "job-cancelled",
+        "This job was cancelled because its task was paused or deleted; it cannot be retried.",
+    ),
+    RetryOutcome.TASK_PAUSED: ("task-paused", "This job's task is paused; resume the task, then retry the job."),
+    RetryOutcome.TASK_DELETED: ("task-deleted", "This job's task was deleted; its jobs cannot be retried."),
+}
+
+
+def _not_retried(outcome: RetryOutcome) -> Problem:
+    slug, detail = _NOT_RETRIED[outcome]
+    return Problem(409, slug, detail)
+
+
 class JobRetryView(APIView):
     @extend_schema(
         operation_id="jobs_retry",
         summary="Retry a dead job",
         request=None,
         responses={202: JobOutput, 404: _PROBLEM, 409: _PROBLEM},
-        description="Put a dead job back in the queue: same id (Idempotency-Key), same scheduled_at, fresh attempts.",
+        description="Put a dead job back in the queue: same id (Idempotency-Key), same scheduled_at, fresh attempts. "
+        "409 when the job is not dead, was cancelled, or its task is paused or deleted (the problem type says which).",
     )
     def post(self, request: Request, job_id: str) -> Response:
         job_uuid = _path_id(job_id, _job_not_found())
@@ -91,8 +111,8 @@ class JobRetryView(APIView):
         outcome = job_retry(job_id=job_uuid, tenant_id=tenant_id)
         if outcome is RetryOutcome.GONE:
             raise _job_not_found()
-        if outcome is RetryOutcome.NOT_DEAD:
-            raise Problem(409, "job-not-dead", "Only a dead job can be retried; this one is not dead.")
+        if outcome is not RetryOutcome.REQUEUED:
+            raise _not_retried(outcome)
         job = selectors.queued_job(tenant_id=tenant_id, job_id=job_uuid)  # pending, or already claimed again
         return Response(JobOutput(job).data if job else None, status=status.HTTP_202_ACCEPTED)
 
@@ -165,3 +185,90 @@ class DeadLetterQueueView(APIView):
         task_uuid = query_id(request, "task", "not a task id")
         jobs, next_id = selectors.dlq_page(tenant_id=tenant_of(request), task_id=task_uuid, before=before, limit=limit)
         return Response({"results": JobOutput(jobs, many=True).data, "next_cursor": str(next_id) if next_id else None})
+
+
+def _task_paused() -> Problem:
+    return Problem(409, "task-paused", "The task is paused; resume it to run it.")
+
+
+class TaskRunView(APIView):
+    @extend_schema(
+        operation_id="tasks_run",
+        summary="Run the task now: one extra job, due now (idempotent with Idempotency-Key)",
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                OpenApiTypes.STR,
+                OpenApiParameter.HEADER,
+                description="1-255 visible ASCII characters",
+            )
+        ],
+        request=None,
+        responses={200: JobOutput, 202: JobOutput, 400: _PROBLEM, 404: _PROBLEM, 409: _PROBLEM, 503: _PROBLEM},
+        description="202 with the new job and its Location; the same Idempotency-Key again answers 200 with that "
+        "job. The job is like any other (claimed, fenced, retried, counted); its scheduled_at is the request's "
+        "instant. A paused task is a 409.",
+    )
+    def post(self, request: Request, task_id: str) -> Response:
+        task_uuid = _path_id(task_id, not_found("task"))
+        key = request.headers.get("Idempotency-Key")
+        if key is not None and (why := idempotency_key_problem(key)):
+            raise invalid_param("Idempotency-Key", why)
+        tenant_id = tenant_of(request)
+        try:
+            job_id, created = runs.task_run_now(tenant_id=tenant_id, task_id=task_uuid, idempotency_key=key)
+        except runs.RunTaskNotFound:
+            raise not_found("task") from None
+        except runs.RunTaskPaused:
+            raise _task_paused() from None
+        try:
+            job = selectors.job_get(tenant_id=tenant_id, job_id=job_id, store=get_history_store())
+        except HistoryUnavailable as exc:
+            raise _history_unavailable(exc) from exc
+        location = reverse("job", args=[str(job_id)])
+        return Response(
+            JobOutput(job).data if job else None,
+            status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,
+            headers={"Location": location},
+        )
+
+
+class DryRunRequestOutput(serializers.Serializer):
+    method = serializers.CharField()
+    url = serializers.CharField()
+    headers = serializers.DictField(child=serializers.CharField())
+    body = serializers.CharField(allow_blank=True)
+
+
+class DryRunEgressOutput(serializers.Serializer):
+    verdict = serializers.ChoiceField(choices=["allowed", "refused", "unresolved"], source="egress_verdict")
+    detail = serializers.CharField(source="egress_detail")
+
+
+class DryRunOutput(serializers.Serializer):
+    request = DryRunRequestOutput(source="*")
+    egress = DryRunEgressOutput(source="*")
+    signed = serializers.BooleanField()
+    sent = serializers.SerializerMethodField()
+
+    def get_sent(self, _: object) -> bool:
+        return False
+
+
+class TaskDryRunView(APIView):
+    @extend_schema(
+        operation_id="tasks_dry_run",
+        summary="The exact request a run would send now (credential masked) and the egress verdict; sends nothing",
+        request=None,
+        responses={200: DryRunOutput, 404: _PROBLEM},
+        description="Headers include ours: Idempotency-Key and webhook-id stand for the job a run would create, "
+        "the signature is real (your live signing secrets), Authorization is masked. The egress verdict is the "
+        "executor's dial-time check on the URL's current DNS answer.",
+    )
+    def post(self, request: Request, task_id: str) -> Response:
+        task_uuid = _path_id(task_id, not_found("task"))
+        try:
+            dry_run = runs.task_dry_run(tenant_id=tenant_of(request), task_id=task_uuid)
+        except runs.RunTaskNotFound:
+            raise not_found("task") from None
+        return Response(DryRunOutput(dry_run).data)

@@ -190,6 +190,7 @@ INSTALLED_APPS = [
     "tasks",
     "jobs",
     "history",
+    "signing",
     "workers",
     "vault",
 ]
@@ -394,6 +395,13 @@ if CASSANDRA_REQUEST_TIMEOUT_SECONDS <= 0:
     raise ImproperlyConfigured("CASSANDRA_REQUEST_TIMEOUT_SECONDS: must be positive")
 
 # --- Loops ---
+# --- Scheduling (README "Missed runs", "Task health") ---
+SCHEDULER_MISSED_AFTER_SECONDS = _positive_int("SCHEDULER_MISSED_AFTER_SECONDS", 60)
+SCHEDULER_MISSED_RUNS_MAX = _positive_int("SCHEDULER_MISSED_RUNS_MAX", 100)
+AUTO_PAUSE_AFTER_DEAD_JOBS = _setting("AUTO_PAUSE_AFTER_DEAD_JOBS", env.int, 10)
+if not 0 <= AUTO_PAUSE_AFTER_DEAD_JOBS <= 1000:
+    raise ImproperlyConfigured(f"AUTO_PAUSE_AFTER_DEAD_JOBS: 0 (never) to 1000, got {AUTO_PAUSE_AFTER_DEAD_JOBS}")
+
 ARCHIVE_SUCCEEDED_AFTER_SECONDS = _positive_int("ARCHIVE_SUCCEEDED_AFTER_SECONDS", 3600)
 ARCHIVE_DEAD_AFTER_SECONDS = _positive_int("ARCHIVE_DEAD_AFTER_SECONDS", 14 * 24 * 3600)
 HISTORY_TTL_SECONDS = _positive_int("HISTORY_TTL_SECONDS", 30 * 24 * 3600)

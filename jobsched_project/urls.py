@@ -10,6 +10,7 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("v1/", include("tasks.urls")),
     path("v1/", include("jobs.urls")),
+    path("v1/", include("signing.urls")),
     path("v1/", include("vault.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -7,6 +7,8 @@ the version like the API does. next_run_at and version are never editable.
 
 from __future__ import annotations
 
+import functools
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -34,9 +36,22 @@ class TaskTenantFilter(InputListFilter):
         return queryset.filter(tenant_id=self.value()) if self.value() else queryset
 
 
+PAUSED_BY_SUPPORT = "paused by support staff"
+
+
 @admin.register(Task)
 class TaskAdmin(BoundedReadOnlyAdmin):
-    list_display = ("name", "tenant_id", "status", "schedule", "next_run_at", "version", "updated_at")
+    list_display = (
+        "name",
+        "tenant_id",
+        "status",
+        "paused_reason",
+        "schedule",
+        "next_run_at",
+        "last_run_status",
+        "consecutive_failures",
+        "updated_at",
+    )
     list_filter = (TaskTenantFilter, "status")
     search_fields = ("name",)  # shows the search box; the search itself is get_search_results
     search_help_text = "A task id (exact UUID), or text in the name."
@@ -46,8 +61,37 @@ class TaskAdmin(BoundedReadOnlyAdmin):
 
     readonly_fields = ("schedule", "masked_http_url", "masked_http_headers", "masked_http_body")
     fieldsets = (
-        (None, {"fields": ("id", "tenant_id", "name", "status", "version", "created_at", "updated_at", "deleted_at")}),
-        ("Schedule", {"fields": ("schedule", "next_run_at", "priority")}),
+        (
+            None,
+            {
+                "fields": (
+                    "id",
+                    "tenant_id",
+                    "name",
+                    "status",
+                    "paused_reason",
+                    "version",
+                    "created_at",
+                    "updated_at",
+                    "deleted_at",
+                )
+            },
+        ),
+        ("Schedule", {"fields": ("schedule", "next_run_at", "priority", "missed_runs")}),
+        (
+            "How it is doing",
+            {
+                "fields": (
+                    "last_run_status",
+                    "last_run_http_status",
+                    "last_run_scheduled_at",
+                    "last_run_at",
+                    "last_run_job_id",
+                    "consecutive_failures",
+                    "auto_pause_after",
+                )
+            },
+        ),
         (
             "HTTP call (credentials masked)",
             {"fields": ("http_method", "masked_http_url", "masked_http_headers", "masked_http_body", "secret_ref")},
@@ -85,7 +129,11 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         self._apply(request, queryset, "resume")
 
     def _apply(self, request, queryset, verb: str) -> None:
-        call = services.task_pause if verb == "pause" else services.task_resume
+        call = (
+            functools.partial(services.task_pause, reason=PAUSED_BY_SUPPORT)
+            if verb == "pause"
+            else services.task_resume
+        )
         limit = settings.ADMIN_BULK_RETRY_LIMIT
         selected = list(queryset.only("id", "tenant_id", "version")[: limit + 1])
         changed: list[Task] = []

@@ -29,7 +29,23 @@ ATTEMPT_HEADER = "X-Attempt"
 USER_AGENT_HEADER = "User-Agent"
 # Set from the secret the task's secret_ref names, when it names one.
 SECRET_HEADER = "Authorization"
-DELIVERY_HEADERS = (IDEMPOTENCY_KEY_HEADER, SCHEDULED_AT_HEADER, ATTEMPT_HEADER, USER_AGENT_HEADER, SECRET_HEADER)
+# When we stop waiting for this attempt's answer (send time + the task's timeout).
+DEADLINE_HEADER = "X-Deadline"
+# Standard Webhooks signature headers (signing/signature.py), set when the tenant has a signing secret.
+SIGNATURE_ID_HEADER = "webhook-id"
+SIGNATURE_TIMESTAMP_HEADER = "webhook-timestamp"
+SIGNATURE_HEADER = "webhook-signature"
+DELIVERY_HEADERS = (
+    IDEMPOTENCY_KEY_HEADER,
+    SCHEDULED_AT_HEADER,
+    ATTEMPT_HEADER,
+    USER_AGENT_HEADER,
+    SECRET_HEADER,
+    DEADLINE_HEADER,
+    SIGNATURE_ID_HEADER,
+    SIGNATURE_TIMESTAMP_HEADER,
+    SIGNATURE_HEADER,
+)
 
 FORBIDDEN = frozenset(name.lower() for name in DELIVERY_HEADERS) | frozenset(
     {

@@ -8,12 +8,21 @@ from django.db import models
 from jobsched_project.ids import BinaryUUIDField, new_id
 from jobsched_project.tenants import TenantIdField
 from tasks.priority import DEFAULT_PRIORITY
+from tasks.schedule import missed
 
 
 class TaskStatus(models.TextChoices):
     ACTIVE = "active"
     PAUSED = "paused"
     DELETED = "deleted"
+
+
+class MissedRuns(models.TextChoices):
+    """What the scheduler does with runs it reaches late (after an outage): tasks/schedule/missed.py."""
+
+    ALL = missed.ALL  # replay every missed run, oldest first (at most SCHEDULER_MISSED_RUNS_MAX of them)
+    LATEST = missed.LATEST  # only the most recent missed run
+    SKIP = missed.SKIP  # none: continue at the next run in the future
 
 
 class HttpMethod(models.TextChoices):
@@ -47,6 +56,23 @@ class Task(models.Model):
     priority = models.PositiveSmallIntegerField(default=DEFAULT_PRIORITY)  # tasks.priority.PRIORITIES
 
     status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.ACTIVE)
+    # db_default too: the queue's and the benches' raw INSERTs name only the columns they set.
+    paused_reason = models.CharField(max_length=255, blank=True, default="", db_default="")  # why, while paused
+    missed_runs = models.CharField(
+        max_length=8, choices=MissedRuns.choices, default=MissedRuns.ALL, db_default=MissedRuns.ALL
+    )
+    # Pause after this many dead jobs in a row; NULL: the AUTO_PAUSE_AFTER_DEAD_JOBS setting, 0: never.
+    auto_pause_after = models.PositiveIntegerField(null=True, blank=True)
+
+    # How the task is doing, written by the executor's result batches (never by tenant edits).
+    consecutive_failures = models.PositiveIntegerField(
+        default=0, db_default=0
+    )  # dead jobs in a row; a success resets it
+    last_run_job_id = BinaryUUIDField(null=True, blank=True)
+    last_run_scheduled_at = models.DateTimeField(null=True, blank=True)
+    last_run_status = models.CharField(max_length=16, null=True, blank=True)  # tasks.health.LAST_RUN_STATUSES
+    last_run_http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
     # Owned by the scheduler; tenant edits never write it except to recompute a changed schedule.
     next_run_at = models.DateTimeField(null=True, blank=True)
     # Bumped by every tenant edit and never by the scheduler: it is the ETag.

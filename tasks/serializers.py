@@ -19,9 +19,9 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
-from tasks import egress, schedule, services
+from tasks import egress, health, schedule, services
 from tasks.headers import HeaderError, validate_headers
-from tasks.models import HttpMethod, Task
+from tasks.models import HttpMethod, MissedRuns, Task
 from tasks.priority import DEFAULT_PRIORITY, PRIORITIES
 from tasks.services import ScheduleSpec
 from tasks.targets import check_task_url
@@ -41,7 +41,20 @@ DEFAULT_TIMEZONE = "UTC"
 
 NO_SUCH_SECRET = "no such secret (store it first: PUT /v1/secrets/{name})"
 # Keys a client may echo back from a GET; they are read-only and ignored.
-READ_ONLY_KEYS = frozenset({"id", "status", "version", "next_run_at", "created_at", "updated_at"})
+READ_ONLY_KEYS = frozenset(
+    {
+        "id",
+        "status",
+        "version",
+        "next_run_at",
+        "created_at",
+        "updated_at",
+        "paused_reason",
+        "consecutive_failures",
+        "last_run",
+    }
+)
+AUTO_PAUSE_AFTER = (0, 1000)
 
 
 def _storable_text(value: str) -> str:
@@ -173,6 +186,18 @@ class TaskInput(StrictSerializer):
     backoff_base_seconds = _bounded_int(BACKOFF_BASE_SECONDS, 10)
     priority = _bounded_int(PRIORITY, DEFAULT_PRIORITY)
     secret_ref = serializers.CharField(required=False, allow_null=True, max_length=MAX_SECRET_REF_LENGTH)
+    missed_runs = serializers.ChoiceField(
+        choices=MissedRuns.choices,
+        default=MissedRuns.ALL,
+        help_text="runs reached late (after an outage): all (replayed, capped), latest, or skip",
+    )
+    auto_pause_after = serializers.IntegerField(
+        min_value=AUTO_PAUSE_AFTER[0],
+        max_value=AUTO_PAUSE_AFTER[1],
+        allow_null=True,
+        default=None,
+        help_text="pause after this many dead jobs in a row; null: the service default, 0: never",
+    )
 
     def validate_name(self, value: str) -> str:
         value = _storable_text(value)
@@ -210,6 +235,8 @@ def model_fields(validated: dict[str, Any]) -> tuple[dict[str, Any], ScheduleSpe
         "backoff_base_seconds": validated["backoff_base_seconds"],
         "priority": validated["priority"],
         "secret_ref": validated.get("secret_ref"),
+        "missed_runs": validated["missed_runs"],
+        "auto_pause_after": validated["auto_pause_after"],
     }
     return fields, validated["schedule"]
 
@@ -230,6 +257,8 @@ def input_of(task: Task) -> dict[str, Any]:
         "backoff_base_seconds": task.backoff_base_seconds,
         "priority": task.priority,
         "secret_ref": task.secret_ref,
+        "missed_runs": task.missed_runs,
+        "auto_pause_after": task.auto_pause_after,
     }
 
 
@@ -276,6 +305,16 @@ class HttpOutput(serializers.Serializer):
     body = serializers.CharField(source="http_body")
 
 
+class LastRunOutput(serializers.Serializer):
+    """The latest attempt's result, as the executor's result batch wrote it (null before the first)."""
+
+    job_id = serializers.UUIDField(source="last_run_job_id")
+    scheduled_at = serializers.DateTimeField(source="last_run_scheduled_at")
+    status = serializers.ChoiceField(choices=health.LAST_RUN_STATUSES, source="last_run_status")
+    http_status = serializers.IntegerField(allow_null=True, source="last_run_http_status")
+    at = serializers.DateTimeField(source="last_run_at")
+
+
 class TaskOutput(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()
@@ -288,6 +327,11 @@ class TaskOutput(serializers.Serializer):
     backoff_base_seconds = serializers.IntegerField()
     priority = serializers.IntegerField()
     secret_ref = serializers.CharField(allow_null=True)
+    missed_runs = serializers.ChoiceField(choices=MissedRuns.choices)
+    auto_pause_after = serializers.IntegerField(allow_null=True)
+    paused_reason = serializers.SerializerMethodField(help_text="why the task is paused; null while active")
+    consecutive_failures = serializers.IntegerField(help_text="dead jobs in a row; a success resets it")
+    last_run = serializers.SerializerMethodField()
     next_run_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
@@ -299,6 +343,14 @@ class TaskOutput(serializers.Serializer):
     @extend_schema_field(HttpOutput)
     def get_http(self, task: Task) -> dict[str, Any]:
         return HttpOutput(task).data
+
+    @extend_schema_field(LastRunOutput(allow_null=True))
+    def get_last_run(self, task: Task) -> dict[str, Any] | None:
+        return None if task.last_run_job_id is None else LastRunOutput(task).data
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_paused_reason(self, task: Task) -> str | None:
+        return task.paused_reason if task.status == "paused" else None
 
 
 class TaskPage(serializers.Serializer):

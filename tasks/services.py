@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from tasks import limits, schedule, selectors
 from tasks.models import Task, TaskStatus
+from tasks.signals import task_stopped
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +28,7 @@ MYSQL_DUPLICATE_KEY = 1062
 IDEMPOTENCY_CONSTRAINT = "tasks_tenant_idem_uniq"
 # A concurrent edit between our read and our conditional UPDATE makes us re-read; bounded.
 _MAX_RETRIES = 5
+PAUSED_BY_TENANT = "paused by the tenant"
 
 
 def clock() -> datetime:
@@ -202,29 +204,44 @@ def _why_not_updated(tenant_id: str, task_id: uuid.UUID) -> Exception:
 
 
 def task_delete(*, tenant_id: str, task_id: uuid.UUID, expected_versions: list[int] | None = None) -> None:
-    """Soft-delete: the row stays (its jobs and idempotency key refer to it), the API forgets it."""
+    """Soft-delete: the row stays (its jobs and idempotency key refer to it), the API forgets it.
+
+    Its pending jobs are cancelled and its dead ones leave the DLQ (cancelled) in the same
+    transaction; a running job finishes and its result lands.
+    """
     now = clock()
     query = _live(tenant_id, task_id)
     if expected_versions is not None:
         # Guarded in the UPDATE itself: an edit committed after the client read makes it match 0 rows (412).
         query = query.filter(version__in=expected_versions)
-    if query.update(status=TaskStatus.DELETED, deleted_at=now, updated_at=now, version=F("version") + 1) == 0:
-        raise _why_not_updated(tenant_id, task_id)
+    with transaction.atomic():
+        if query.update(status=TaskStatus.DELETED, deleted_at=now, updated_at=now, version=F("version") + 1) == 0:
+            raise _why_not_updated(tenant_id, task_id)
+        # Same transaction: the task's pending and dead jobs leave the queue with it, or neither happens.
+        task_stopped.send(sender=Task, tenant_id=tenant_id, task_id=task_id, deleted=True)
     logger.info("task deleted", extra={"event": "task_deleted", "task_id": str(task_id), "tenant_id": tenant_id})
 
 
 # --- pause / resume ------------------------------------------------------------
 
 
-def task_pause(*, tenant_id: str, task_id: uuid.UUID) -> Task:
-    """Pause an active task (the scheduler only reads active ones); a paused task is returned as is."""
+def task_pause(*, tenant_id: str, task_id: uuid.UUID, reason: str = PAUSED_BY_TENANT) -> Task:
+    """Pause an active task (the scheduler only reads active ones); a paused task is returned as is.
+
+    Its pending jobs (retries included) are cancelled in the same transaction; a running job
+    finishes, and a retry it asks for is cancelled by the result write.
+    """
     now = clock()
-    # Guarded on status: a concurrent pause or delete makes this match 0 rows, never bump twice.
-    updated = (
-        _live(tenant_id, task_id)
-        .filter(status=TaskStatus.ACTIVE)
-        .update(status=TaskStatus.PAUSED, version=F("version") + 1, updated_at=now)
-    )
+    with transaction.atomic():
+        # Guarded on status: a concurrent pause or delete makes this match 0 rows, never bump twice.
+        updated = (
+            _live(tenant_id, task_id)
+            .filter(status=TaskStatus.ACTIVE)
+            .update(status=TaskStatus.PAUSED, paused_reason=reason, version=F("version") + 1, updated_at=now)
+        )
+        if updated:
+            # Same transaction: the pending jobs (retries included) leave the queue with the pause.
+            task_stopped.send(sender=Task, tenant_id=tenant_id, task_id=task_id, deleted=False)
     task = _get_live(tenant_id, task_id)
     if updated:
         logger.info("task paused", extra={"event": "task_paused", "task_id": str(task_id)})
@@ -254,7 +271,14 @@ def task_resume(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = No
             updated = (
                 _live(tenant_id, task_id)
                 .filter(status=TaskStatus.PAUSED, version=task.version)
-                .update(status=TaskStatus.ACTIVE, next_run_at=next_run_at, version=F("version") + 1, updated_at=current)
+                .update(
+                    status=TaskStatus.ACTIVE,
+                    next_run_at=next_run_at,
+                    paused_reason="",
+                    consecutive_failures=0,
+                    version=F("version") + 1,
+                    updated_at=current,
+                )
             )
         if updated:
             logger.info("task resumed", extra={"event": "task_resumed", "task_id": str(task_id)})

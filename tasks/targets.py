@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from tasks import egress
+from tasks.egress.urls import literal_address, parse_task_url
 
 logger = logging.getLogger(__name__)
 
@@ -44,3 +45,29 @@ def check_task_url(url: str) -> str:
     """Return `url` if the policy admits it at create/edit time, or raise egress.TargetError."""
     egress_policy().check_url(url, resolve=resolver)
     return url
+
+
+def dial_verdict(url: str) -> tuple[str, str]:
+    """What the executor's dial-time check would say about `url` now: (verdict, tenant-safe detail).
+
+    "allowed", "refused" (the generic text: the reason may name internal addresses), or
+    "unresolved" (the name does not resolve now; the call would fail to connect).
+    """
+    policy = egress_policy()
+    try:
+        target = parse_task_url(url)
+    except egress.TargetError as exc:
+        return "refused", exc.message
+    host, port = target.host, target.port
+    if literal_address(host) is not None:
+        addresses = [host]
+    else:
+        try:
+            addresses = list(resolver(host, port))
+        except (OSError, UnicodeError, ValueError):
+            return "unresolved", f"{host} does not resolve now"
+    try:
+        policy.vet_resolved(host, port, addresses)
+    except egress.EgressDenied:
+        return "refused", egress.GENERIC_MESSAGE
+    return "allowed", "the executor would connect"

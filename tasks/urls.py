@@ -3,13 +3,15 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from tasks import views
+from tasks import preview_views, views
 
 urlpatterns = [
     path("tasks", views.TaskListCreateView.as_view(), name="tasks"),
     path("tasks/<str:task_id>", views.TaskDetailView.as_view(), name="task"),
     path("tasks/<str:task_id>/pause", views.TaskPauseView.as_view(), name="task-pause"),
     path("tasks/<str:task_id>/resume", views.TaskResumeView.as_view(), name="task-resume"),
+    path("tasks/<str:task_id>/preview", preview_views.TaskPreviewView.as_view(), name="task-preview"),
+    path("schedules/preview", preview_views.SchedulePreviewView.as_view(), name="schedule-preview"),
     # Public: the schema describes the API, it reveals no tenant's data.
     path(
         "schema",

@@ -2,7 +2,8 @@
 
 `Receiver` records every request and answers by path: `/status/<code>` (3xx
 answers carry `Location: /landed`), `/slow/<seconds>`, `/big/<bytes>`,
-`/trickle/<seconds>` (a body one byte per 0.1 s), `/hang-on-attempt/<n>` (never
+`/trickle/<seconds>` (a body one byte per 0.1 s), `/retry-after/<code>/<value>` (that status with
+that Retry-After), `/hang-on-attempt/<n>` (never
 answers attempt n), `/echo-headers` (the request's headers as the body),
 `/landed`, `/set-cookie/<value>` (answers `Set-Cookie: sid=<value>`), `/gzip-bomb/<MiB>` (that many
 MiB of zeros, gzip-compressed, `Content-Encoding: gzip`), `/echo-secret/<form>` (the request's
@@ -30,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -168,6 +169,8 @@ class Receiver(_ThreadServer):
             code = int(parts[1])
             headers = {"Location": "/landed"} if 300 <= code < 400 else {}
             return web.Response(status=code, text=f"answered {code}", headers=headers)
+        if parts[0] == "retry-after" and len(parts) == 3:  # /retry-after/<code>/<header value, URL-quoted>
+            return web.Response(status=int(parts[1]), text="later", headers={"Retry-After": unquote(parts[2])})
         if parts[0] == "slow" and len(parts) == 2:
             await asyncio.sleep(float(parts[1]))
             return web.Response(text="slow ok")

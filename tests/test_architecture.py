@@ -3,8 +3,9 @@
 Layers, lowest first: jobsched_project (settings and neutral helpers: ids, the job
 record, the .sql loader, the admin base, tenant ids, the secret_ref grammar) ← vault
 (tenants' secrets: tasks checks a secret_ref against it, the executor resolves it) ←
-tasks and history (neither imports the other) ← jobs ← workers ← bench. A module may import its own package and the
-layers below it, never above; the tests may import anything.
+tasks and history (neither imports the other) ← signing (signing secrets, sealed by
+vault; reads tasks.headers) ← jobs ← workers ← bench. A module may import its own
+package and the layers below it, never above; the tests may import anything.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ ALLOWED = {
     "vault": {"jobsched_project"},
     "tasks": {"jobsched_project", "vault"},
     "history": {"jobsched_project"},
-    "jobs": {"jobsched_project", "tasks", "history"},
-    "workers": {"jobsched_project", "tasks", "history", "jobs", "vault"},
-    "bench": {"jobsched_project", "tasks", "history", "jobs", "workers", "tests"},
+    "signing": {"jobsched_project", "tasks", "vault"},
+    "jobs": {"jobsched_project", "tasks", "history", "signing"},
+    "workers": {"jobsched_project", "tasks", "history", "jobs", "vault", "signing"},
+    "bench": {"jobsched_project", "tasks", "history", "jobs", "signing", "workers", "tests"},
 }
 FIRST_PARTY = {*ALLOWED, "tests"}
 # Settings validate every setting at start, so they read the few constant modules that own a

@@ -61,6 +61,8 @@ class Archiver:
         self.ages = {
             JobStatus.SUCCEEDED: succeeded_after_seconds or settings.ARCHIVE_SUCCEEDED_AFTER_SECONDS,
             JobStatus.DEAD: dead_after_seconds or settings.ARCHIVE_DEAD_AFTER_SECONDS,
+            # Cancelled jobs (their task paused or deleted) are finished like succeeded ones.
+            JobStatus.CANCELLED: succeeded_after_seconds or settings.ARCHIVE_SUCCEEDED_AFTER_SECONDS,
         }
 
     def step(self) -> bool:

@@ -16,27 +16,36 @@ run), which tasks due at the same second mostly share (croniter costs 80-200 µs
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from django.conf import settings
 from django.db import connection, reset_queries
 
 from jobs import queue
 from jobs.queue import DueTask
 from jobsched_project.ids import new_id
 from tasks.schedule import NextRunMemo, ScheduleError
+from tasks.schedule.missed import plan_due_run
 from workers.metrics import SCHEDULER_LAG_SECONDS, SCHEDULER_RUNS, SCHEDULER_TICK_SECONDS
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 1000
 DEFAULT_LOOKAHEAD_SECONDS = 5.0
+DEFAULT_MISSED_AFTER_SECONDS = 60
+DEFAULT_MISSED_RUNS_MAX = 100
+# The memo of next runs lives across ticks (a task catching up walks the same chain tick after
+# tick); past this many entries it starts over.
+MEMO_MAX_ENTRIES = 100_000
 
-# The longest row of the JSON document, ["<32 hex>","<32 hex>","YYYY-MM-DD HH:MM:SS.ffffff"],
-# is 101 characters; sent as a string literal each of its 8 quotes is escaped to two bytes.
-ROW_BYTES = 112
+# The longest row of the JSON document, ["<32 hex>","<32 hex>","YYYY-MM-DD HH:MM:SS.ffffff",
+# "YYYY-MM-DD HH:MM:SS.ffffff"], is 130 characters; sent as a string literal each of its 10
+# quotes is escaped to two bytes.
+ROW_BYTES = 142
 # Room in max_allowed_packet for the statement text around the document.
 _STATEMENT_BYTES = 4096
 
@@ -66,6 +75,8 @@ class Scheduler:
         batch_size: int = DEFAULT_BATCH_SIZE,
         lookahead_seconds: float = DEFAULT_LOOKAHEAD_SECONDS,
         rows_per_statement: int | None = None,
+        missed_after_seconds: float | None = None,
+        missed_runs_max: int | None = None,
     ) -> None:
         """`rows_per_statement` overrides the rows one JSON document may carry (tests)."""
         if batch_size < 1:
@@ -76,6 +87,11 @@ class Scheduler:
         self.lookahead = timedelta(seconds=lookahead_seconds)
         self._rows_per_statement = rows_per_statement
         self._batch_limit: int | None = None
+        self.missed_after = timedelta(
+            seconds=settings.SCHEDULER_MISSED_AFTER_SECONDS if missed_after_seconds is None else missed_after_seconds
+        )
+        self.missed_runs_max = settings.SCHEDULER_MISSED_RUNS_MAX if missed_runs_max is None else missed_runs_max
+        self._memo = NextRunMemo()
 
     def step(self) -> bool:
         """One tick, logged; True while there is more due work (the loop then ticks at once)."""
@@ -114,10 +130,14 @@ class Scheduler:
             return execute(sql, params, many, context)
 
         earliest_next: datetime | None = None
+        if len(self._memo) > MEMO_MAX_ENTRIES:
+            self._memo = NextRunMemo()
 
         def plan(rows: list[DueTask]) -> str:
             nonlocal earliest_next
-            document, earliest_next = _document(rows)
+            document, earliest_next = _document(
+                rows, memo=self._memo, missed_after=self.missed_after, replay_max=self.missed_runs_max
+            )
             return document
 
         with connection.execute_wrapper(count):
@@ -152,24 +172,43 @@ class Scheduler:
         return self._batch_limit
 
 
-def _document(rows: list[DueTask]) -> tuple[str, datetime | None]:
-    """The JSON document of the selected rows, and the earliest new next_run_at (naive UTC)."""
-    memo = NextRunMemo()
-    # NextRunMemo memoises the maths; this memoises the JSON value too, keeping ~6 µs a row
+def _json_time(value: datetime | None) -> str:
+    return "null" if value is None else f'"{value.isoformat(sep=" ", timespec="microseconds")}"'
+
+
+def _document(
+    rows: list[DueTask],
+    *,
+    memo: NextRunMemo | None = None,
+    missed_after: timedelta = timedelta(seconds=DEFAULT_MISSED_AFTER_SECONDS),
+    replay_max: int = DEFAULT_MISSED_RUNS_MAX,
+) -> tuple[str, datetime | None]:
+    """The JSON document of the selected rows, and the earliest new next_run_at (naive UTC).
+
+    Each row is planned by the task's missed-runs policy (tasks.schedule.missed): on time, the
+    job for next_run_at and the run after it; late, what the policy says (maybe no job).
+    """
+    memo = memo if memo is not None else NextRunMemo()
+    # NextRunMemo memoises the maths; this memoises the JSON values too, keeping ~6 µs a row
     # (aware-datetime key, conversion, formatting) off the rows that share a run.
-    encoded: dict[tuple[str | None, str | None, datetime], str] = {}
+    encoded: dict[tuple[str | None, str | None, datetime, str], str] = {}
     earliest: datetime | None = None
     parts = []
-    for task_id, prev, expr, zone, _db_now in rows:
-        key = (expr, zone, prev)
+    for task_id, prev, expr, zone, policy, db_now in rows:
+        key = (expr, zone, prev, policy)
         value = encoded.get(key)
         if value is None:
-            next_run = _next_run(memo, task_id, expr, zone, prev)
-            if next_run is None:
-                value = "null"
-            else:
-                value = f'"{next_run.isoformat(sep=" ", timespec="microseconds")}"'
-                earliest = next_run if earliest is None else min(earliest, next_run)
+            plan = plan_due_run(
+                policy=policy,
+                prev=prev,
+                now=db_now,
+                next_run=functools.partial(_next_run, memo, task_id, expr, zone),
+                missed_after=missed_after,
+                replay_max=replay_max,
+            )
+            if plan.next_run_at is not None:
+                earliest = plan.next_run_at if earliest is None else min(earliest, plan.next_run_at)
+            value = f"{_json_time(plan.next_run_at)},{_json_time(plan.scheduled_at)}"
             encoded[key] = value
         parts.append(f'["{task_id.hex()}","{new_id().hex}",{value}]')
     return "[" + ",".join(parts) + "]", earliest

@@ -7,12 +7,12 @@ sit beside the statements, and callers ask for what they need:
 - scheduler: `schedule_due_tasks`, `max_allowed_packet` (scheduling.py)
 - reconciler: `sweep_expired_leases` (leases.py)
 - archiver: `finished_jobs`, `delete_archived` (archive.py)
-- manual retry and the DLQ summary: `requeue_dead_job`, `requeue_dead_jobs_staggered` (the console's bulk
-  retry), `job_status`, `dead_jobs_by_tenant` (support.py)
+- task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job` (lifecycle.py)
 - the queue's gauges for /metrics: `stats.holds_stats_lock`, `stats.queue_figures`, `stats.dead_by_tenant`
   (stats.py, imported as a module: only the reconciler's stats reader uses it)
-- manual retry, cancel, discard and the DLQ summary: `requeue_dead_job`, `cancel_pending_job`,
-  `discard_dead_job`, `job_status`, `dead_jobs_by_tenant` (support.py)
+- manual retry, cancel, discard and the DLQ summary: `requeue_dead_job`, `requeue_dead_jobs_staggered`
+  (the console's bulk retry), `cancel_pending_job`, `discard_dead_job`, `job_status`, `dead_jobs_by_tenant`
+  (support.py)
 - the admin's queue dashboard: `jobs.queue.dashboard.read_dashboard` (dashboard.py, bounded reads)
 
 Reads through the ORM (the job API, the admin lists) stay with their callers:
@@ -22,6 +22,7 @@ they change nothing and need no SQL of their own.
 from jobs.queue.archive import delete_archived, finished_jobs
 from jobs.queue.claims import ClaimedJob, claim_due, due_priorities
 from jobs.queue.leases import sweep_expired_leases
+from jobs.queue.lifecycle import cancel_task_jobs, insert_run_now_job
 from jobs.queue.results import RESULT_COLUMNS, JobResult, Outcome, WriteReport, record_results
 from jobs.queue.scheduling import DueTask, max_allowed_packet, schedule_due_tasks
 from jobs.queue.support import (
@@ -45,12 +46,14 @@ __all__ = [
     "TenantDead",
     "WriteReport",
     "cancel_pending_job",
+    "cancel_task_jobs",
     "claim_due",
     "dead_jobs_by_tenant",
     "delete_archived",
     "discard_dead_job",
     "due_priorities",
     "finished_jobs",
+    "insert_run_now_job",
     "job_status",
     "max_allowed_packet",
     "record_results",

@@ -23,6 +23,7 @@ class DueTask(NamedTuple):
     next_run_at: datetime  # naive UTC, as the driver returns DATETIME
     cron_expression: str | None
     timezone: str | None
+    missed_runs: str  # the task's missed-runs policy (tasks/schedule/missed.py)
     db_now: datetime  # the clock the WHERE compared with
 
 

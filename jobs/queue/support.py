@@ -10,6 +10,7 @@ from datetime import datetime
 from django.db import connection, transaction
 
 from jobs.queue.statements import STATEMENTS
+from tasks.models import Task
 
 
 def requeue_dead_job(*, job_id: uuid.UUID, tenant_id: str | None) -> bool:
@@ -33,7 +34,20 @@ def requeue_dead_jobs_staggered(*, job_ids: Sequence[uuid.UUID], spacing_seconds
     with transaction.atomic(), connection.cursor() as cursor:
         sql, params = STATEMENTS["retry_lock_jobs"].bind(rows=[(job_id.bytes,) for job_id in ordered])
         cursor.execute(sql, params)
-        statuses = {uuid.UUID(bytes=bytes(job_id)): status for job_id, status in cursor.fetchall()}
+        rows = cursor.fetchall()
+        statuses = {uuid.UUID(bytes=bytes(job_id)): status for job_id, status, _ in rows}
+        # A paused or deleted task fires nothing: its dead jobs stay put, reported as "dead:<task status>".
+        task_of = {
+            uuid.UUID(bytes=bytes(job_id)): bytes(task_id) for job_id, status, task_id in rows if status == "dead"
+        }
+        stopped = dict(
+            Task.objects.filter(pk__in=[uuid.UUID(bytes=t) for t in set(task_of.values())])
+            .exclude(status="active")
+            .values_list("id", "status")
+        )
+        for job_id, task_id in task_of.items():
+            if uuid.UUID(bytes=task_id) in stopped:
+                statuses[job_id] = f"dead:{stopped[uuid.UUID(bytes=task_id)]}"
         dead = [job_id for job_id in ordered if statuses.get(job_id) == "dead"]
         if dead:
             delays = [(job_id.bytes, round(slot * spacing_seconds * 1_000_000)) for slot, job_id in enumerate(dead)]
@@ -60,12 +74,13 @@ def discard_dead_job(*, job_id: uuid.UUID, tenant_id: str | None) -> bool:
         return cursor.rowcount == 1
 
 
-def job_status(*, job_id: uuid.UUID, tenant_id: str | None) -> str | None:
-    """The job's status in the queue, or None (archived, never existed, another tenant's)."""
+def job_status(*, job_id: uuid.UUID, tenant_id: str | None) -> tuple[str, str | None] | None:
+    """The job's status in the queue and its task's (None: no task row), or None (archived, never existed,
+    another tenant's)."""
     with connection.cursor() as cursor:
         cursor.execute(*STATEMENTS["retry_job_status"].bind({"job_id": job_id.bytes, "tenant_id": tenant_id}))
         row = cursor.fetchone()
-    return None if row is None else row[0]
+    return None if row is None else (row[0], row[1])
 
 
 @dataclass(frozen=True)

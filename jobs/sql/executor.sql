@@ -48,12 +48,39 @@ WHERE id IN ({ids})
 -- name: result_lock_fenced
 -- Lock the rows that still carry our claim, so the writes below are exact and every
 -- dropped result is known by id (the caller keeps only rows whose attempt matches).
-SELECT id, attempt
+SELECT id, attempt, task_id, scheduled_at, tenant_id
 FROM jobs
 WHERE status = 'running'
   AND worker_id = %(worker_id)s
   AND id IN ({ids})
 FOR UPDATE;
+
+-- name: result_lock_tasks
+-- The written results' tasks, locked in id order before any of them is read or written, so two
+-- executors' batches queue on a task instead of deadlocking (a scheduler tick locks in
+-- next_run_at order: a deadlock with it is possible, and InnoDB rolls back one side, which
+-- retries). With their health counters, so the write below sets exact values.
+SELECT id, status, consecutive_failures, auto_pause_after
+FROM tasks
+WHERE id IN ({ids})
+ORDER BY id
+FOR UPDATE;
+
+-- name: result_update_tasks
+-- How each task is doing, one statement per batch (never one per job): its last run and its
+-- dead jobs in a row, computed from the rows locked above; status and paused_reason change only
+-- when this batch's dead jobs reach the task's auto-pause threshold. Not version: the ETag is
+-- the tenant's edits. The derived table is one `SELECT` per task (as in result_write).
+UPDATE tasks AS t
+JOIN ({results}) AS h ON h.id = t.id
+SET t.consecutive_failures = h.consecutive_failures,
+    t.last_run_job_id = h.job_id,
+    t.last_run_scheduled_at = h.scheduled_at,
+    t.last_run_status = h.outcome,
+    t.last_run_http_status = h.http_status,
+    t.last_run_at = NOW(3),
+    t.status = IF(h.pause, 'paused', t.status),
+    t.paused_reason = IF(h.pause, h.paused_reason, t.paused_reason);
 
 -- name: result_write
 -- Every result of a batch in one statement; each row keeps its own fence. attempt
@@ -63,8 +90,13 @@ FOR UPDATE;
 -- `SELECT id, attempt, status, http_status, error, response_body, delay_seconds, duration_ms`
 -- per result, joined on the primary key. delay_seconds is the retry backoff
 -- (NULL unless status = 'pending'); the due time still comes from NOW(3).
+-- The task's status is read with a lock (a joined table in an UPDATE is a locking read), so a
+-- pause or delete committed while the call was in flight is seen here: the retry it asks for is
+-- cancelled instead (a paused task fires nothing), and a dead job of a deleted task is cancelled
+-- too (it leaves the DLQ). A job without a task row (tests, benches) counts as active.
 UPDATE jobs AS j
 JOIN ({results}) AS r ON r.id = j.id
+LEFT JOIN tasks AS t ON t.id = j.task_id
 SET -- The attempt log, in the same statement (no extra round trip). Up to attempt 20 the entry
     -- is appended as text, no JSON parse: only this statement writes the column, always as
     -- '[{...}, {...}]', so cutting the closing bracket is safe (parsing the log twice per row,
@@ -105,13 +137,17 @@ SET -- The attempt log, in the same statement (no extra round trip). Up to attem
             ']'
         )
     ),
-    j.status = r.status,
+    j.status = CASE
+        WHEN r.status = 'pending' AND COALESCE(t.status, 'active') <> 'active' THEN 'cancelled'
+        WHEN r.status = 'dead' AND t.status = 'deleted' THEN 'cancelled'
+        ELSE r.status
+    END,
     j.http_status = r.http_status,
     j.error = r.error,
     j.response_body = r.response_body,
     j.next_attempt_at = IF(r.status = 'pending', NOW(3) + INTERVAL r.delay_seconds SECOND, j.next_attempt_at),
-    j.finished_at = IF(r.status = 'pending', NULL, NOW(3)),
-    j.worker_id = IF(r.status = 'pending', NULL, j.worker_id),
+    j.finished_at = IF(r.status = 'pending' AND COALESCE(t.status, 'active') = 'active', NULL, NOW(3)),
+    j.worker_id = IF(r.status = 'pending' AND COALESCE(t.status, 'active') = 'active', NULL, j.worker_id),
     j.lease_expires_at = NULL,
     j.updated_at = NOW(3)
 WHERE j.status = 'running'

@@ -21,21 +21,24 @@ SET j.status = 'pending',
     j.updated_at = NOW(3)
 WHERE j.id = %(job_id)s
   AND j.status = 'dead'
+  -- A paused or deleted task fires nothing: its dead job stays put (the API's 409 says why).
+  AND COALESCE(t.status, 'active') = 'active'  -- no task row (never in the product): one more attempt
   AND (%(tenant_id)s IS NULL OR j.tenant_id = %(tenant_id)s);
 
 -- name: retry_job_status
 -- After a retry matched 0 rows: is the job gone (archived, never existed, another
--- tenant's) or just not dead?
-SELECT status
-FROM jobs
-WHERE id = %(job_id)s
-  AND (%(tenant_id)s IS NULL OR tenant_id = %(tenant_id)s);
+-- tenant's), not dead, or dead with a task that is not active? The job's and its task's status.
+SELECT j.status, t.status
+FROM jobs AS j
+LEFT JOIN tasks AS t ON t.id = j.task_id
+WHERE j.id = %(job_id)s
+  AND (%(tenant_id)s IS NULL OR j.tenant_id = %(tenant_id)s);
 
 -- name: retry_lock_jobs
 -- A bulk retry from the support console, first statement: lock the chosen jobs and read
 -- their status, so the staggered UPDATE below changes exactly the rows seen dead here
 -- (a concurrent retry, claim or archive waits for this short transaction, or went first).
-SELECT id, status
+SELECT id, status, task_id
 FROM jobs
 WHERE id IN ({ids})
 FOR UPDATE;

@@ -3,7 +3,9 @@
 --   scheduler_insert_jobs    ONE multi-row insert of their jobs, snapshot copied from the task rows
 --   scheduler_advance_tasks  ONE update of every selected next_run_at
 -- The selected rows travel as one JSON document read by JSON_TABLE (MariaDB 10.6+, MySQL 8.0+),
---   [["<task id, 32 hex>", "<new job id, 32 hex>", "YYYY-MM-DD HH:MM:SS.ffffff" or null], ...]
+--   [["<task id, 32 hex>", "<new job id, 32 hex>", next run or null, the job's scheduled_at or null], ...]
+-- (times as "YYYY-MM-DD HH:MM:SS.ffffff"; the scheduled_at is the task's next_run_at, or, for a run
+-- reached late, what its missed-runs policy chose: tasks/schedule/missed.py; null: no job this tick)
 -- so each statement has one placeholder whatever the batch size. Ids go as hex and come back
 -- through UNHEX, a binary string: the join compares bytes with the BINARY(16) primary key
 -- (eq_ref, no collation involved), and a JSON null next run is SQL NULL.
@@ -13,7 +15,7 @@
 -- advanced next_run_at and skips those tasks. No lower bound: a task reached late is created
 -- late, never skipped. Served by tasks_due_idx (status, next_run_at), whose order is the ORDER BY.
 -- db_now is the clock the WHERE compared with (the tick's lag is measured from it).
-SELECT id, next_run_at, cron_expression, timezone, NOW(3) AS db_now
+SELECT id, next_run_at, cron_expression, timezone, missed_runs, NOW(3) AS db_now
 FROM tasks
 WHERE status = 'active'
   AND next_run_at <= NOW(3) + INTERVAL %(lookahead_microseconds)s MICROSECOND
@@ -22,19 +24,21 @@ LIMIT %(limit)s
 FOR UPDATE
 
 -- name: scheduler_insert_jobs
--- The snapshot and scheduled_at are read from the task rows this transaction holds locked, so
--- they are the version that was due. UNIQUE (task_id, scheduled_at) turns a job that already
+-- The snapshot is read from the task rows this transaction holds locked, so it is the version
+-- that was due; scheduled_at is the planned run (next_run_at unless the run was missed). UNIQUE (task_id, scheduled_at) turns a job that already
 -- exists (a task resumed inside the lookahead) into a no-op; `jobs.id`, because a bare `id`
 -- is ambiguous next to tasks.id.
 INSERT INTO jobs (id, task_id, tenant_id, scheduled_at, next_attempt_at, status, priority, attempt,
                   max_attempts, timeout_seconds, backoff_base_seconds,
                   request_method, request_url, request_headers, request_body, secret_ref, updated_at)
-SELECT UNHEX(due.job_id), t.id, t.tenant_id, t.next_run_at, t.next_run_at, 'pending', t.priority, 0,
+SELECT UNHEX(due.job_id), t.id, t.tenant_id, due.scheduled_at, due.scheduled_at, 'pending', t.priority, 0,
        t.max_attempts, t.timeout_seconds, t.backoff_base_seconds,
        t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, NOW(6)
 FROM JSON_TABLE(%(due)s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
-                                    job_id CHAR(32) PATH '$[1]')) AS due
+                                        job_id CHAR(32) PATH '$[1]',
+                                        scheduled_at DATETIME(6) PATH '$[3]')) AS due
 JOIN tasks t ON t.id = UNHEX(due.task_id)
+WHERE due.scheduled_at IS NOT NULL
 ON DUPLICATE KEY UPDATE id = jobs.id
 
 -- name: scheduler_advance_tasks

@@ -82,6 +82,7 @@ def test_operator_pauses_a_selection_through_the_service_bumping_versions(operat
     )
 
     assert fresh(active).status == TaskStatus.PAUSED
+    assert fresh(active).paused_reason == "paused by support staff"
     assert fresh(active).version == active.version + 1
     assert fresh(already_paused).version == already_paused.version
     assert [str(m) for m in response.context["messages"]] == ["Paused 1; already paused 1; deleted or gone 0."]
@@ -160,3 +161,15 @@ def test_a_task_the_tenant_keeps_editing_is_reported_not_a_server_error(operator
     assert [str(m) for m in response.context["messages"]] == [
         "Resumed 0; already resumed 0; deleted or gone 0. Being edited by the tenant, try again: 1."
     ]
+
+
+@pytest.mark.django_db
+def test_the_admin_shows_why_a_task_is_paused_and_how_it_is_doing(operator, client_as):
+    task = make_task(status="paused", paused_reason="paused automatically after 10 dead jobs in a row")
+    task.consecutive_failures = 10
+    task.save(update_fields=["consecutive_failures"])
+    admin_client = client_as(operator)
+    listing = admin_client.get(CHANGELIST).content.decode()
+    assert "paused automatically after 10 dead jobs in a row" in listing
+    detail = admin_client.get(reverse("admin:tasks_task_change", args=[task.pk])).content.decode()
+    assert "How it is doing" in detail and "paused automatically" in detail

@@ -24,6 +24,7 @@ from workers.executor.http import (
     delivery_headers,
 )
 from workers.executor.secrets import InMemorySecrets, TenantSecrets
+from workers.executor.signing import SigningKeys
 
 pytestmark = pytest.mark.usefixtures("each_engine")
 __all__ = ["each_engine"]  # the fixture, imported for pytest
@@ -68,9 +69,10 @@ def test_the_delivery_headers_and_the_tasks_own_headers_arrive(receiver):
 
 def test_every_header_the_executor_sets_is_one_the_api_refuses_a_task():
     job = claimed("http://127.0.0.1/", headers={"X-Custom": "yes"}, secret_ref="hook-token")
-    ours = {
-        name.lower() for name in delivery_headers(job, InMemorySecrets({("tenant-a", "hook-token"): "Bearer t"}))
-    } - {"x-custom"}
+    signing = SigningKeys(load=lambda **_: {"tenant-a": [b"k" * 32]})  # signed, so every header is there
+    signing.refresh(["tenant-a"])
+    sent = delivery_headers(job, InMemorySecrets({("tenant-a", "hook-token"): "Bearer t"}), signing)
+    ours = {name.lower() for name in sent} - {"x-custom"}
     assert ours == {name.lower() for name in DELIVERY_HEADERS}
     assert all(is_forbidden(name) for name in ours)
 

@@ -243,7 +243,7 @@ def test_the_batch_cap_comes_from_max_allowed_packet():
 
 def test_the_longest_rows_fit_the_size_the_packet_budget_assumes():
     prev = datetime(2026, 12, 31, 23, 59, 59, 999999)  # a next run with microseconds: the longest row
-    rows = [(new_id().bytes, prev, "* * * * *", "UTC", prev) for _ in range(2)]
+    rows = [(new_id().bytes, prev, "* * * * *", "UTC", "all", prev) for _ in range(2)]
 
     document, _ = _document(rows)
 
@@ -255,7 +255,10 @@ def test_the_longest_rows_fit_the_size_the_packet_budget_assumes():
 def test_the_document_carries_hex_ids_and_each_next_run_in_utc_to_the_microsecond():
     cron_task, one_shot = new_id(), new_id()
     prev = datetime(2026, 3, 29, 0, 30)  # naive UTC, as the driver returns DATETIME: 01:30 CET
-    rows = [(cron_task.bytes, prev, "0 3 * * *", "Europe/Madrid", prev), (one_shot.bytes, prev, None, None, prev)]
+    rows = [
+        (cron_task.bytes, prev, "0 3 * * *", "Europe/Madrid", "all", prev),
+        (one_shot.bytes, prev, None, None, "all", prev),
+    ]
 
     document, earliest = _document(rows)
 
@@ -264,6 +267,7 @@ def test_the_document_carries_hex_ids_and_each_next_run_in_utc_to_the_microsecon
     assert uuid.UUID(cron_row[1]).version == 7 and cron_row[1] != one_shot_row[1]
     assert cron_row[2] == "2026-03-29 01:00:00.000000"  # 03:00 CEST, the first run after the gap
     assert one_shot_row[2] is None
+    assert cron_row[3] == one_shot_row[3] == "2026-03-29 00:30:00.000000"  # each job is for the run that was due
     assert earliest == datetime(2026, 3, 29, 1, 0)
 
 

@@ -21,7 +21,7 @@ import logging
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import aiohttp
 import aiohttp.payload
@@ -30,29 +30,26 @@ from aiohttp.abc import AbstractResolver
 from httpx_aiohttp import AiohttpTransport
 from multidict import CIMultiDict
 
+from jobs.delivery import USER_AGENT as USER_AGENT  # re-exported: the tests compare with it
+from jobs.delivery import our_headers
 from jobs.queue import ClaimedJob
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, port_spelling_problem
-from tasks.headers import (
-    ATTEMPT_HEADER,
-    IDEMPOTENCY_KEY_HEADER,
-    SCHEDULED_AT_HEADER,
-    SECRET_HEADER,
-    USER_AGENT_HEADER,
-)
+from tasks.headers import SECRET_HEADER
 
 from .dialer import DialRefused, vetted_connector
 from .redaction import REDACTED, kept_body, window_bytes
 from .secrets import SecretsProvider, SecretUnavailable
+from .signing import SigningKeys, SigningUnavailable
 
 logger = logging.getLogger(__name__)
 
-USER_AGENT = "jobsched-executor/1.0"
 RESPONSE_BODY_LIMIT = 4096  # bytes kept for the history
 
 ERROR_TIMEOUT = "timeout"
 ERROR_CONNECTION = "connection failed"
 ERROR_REQUEST = "request failed"
 ERROR_SECRET = "secret unavailable"
+ERROR_SIGNING = "signing keys unavailable"
 ENGINES = ("httpx", "aiohttp")
 __all__ = ["REDACTED", "Delivery", "DeliveryClient"]
 
@@ -64,26 +61,37 @@ class Delivery:
     http_status: int | None = None
     error: str | None = None
     response_body: str | None = None
+    retry_after: str | None = None  # the response's Retry-After header, as sent
 
 
-@functools.lru_cache(maxsize=4096)
-def _scheduled_at_header(scheduled_at: datetime) -> str:
-    """Formatted once per distinct second: a burst's jobs share theirs."""
-    return scheduled_at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def delivery_headers(job: ClaimedJob, secrets: SecretsProvider | None) -> CIMultiDict[str]:
+def delivery_headers(
+    job: ClaimedJob,
+    secrets: SecretsProvider | None,
+    signing: SigningKeys | None = None,
+    *,
+    sent_at: datetime | None = None,
+) -> CIMultiDict[str]:
     """The task's headers plus ours (`tasks.headers.DELIVERY_HEADERS`); ours win on a clash, which the API refuses."""
-    headers: CIMultiDict[str] = CIMultiDict(job.headers)
-    headers[IDEMPOTENCY_KEY_HEADER] = str(job.id)
-    headers[SCHEDULED_AT_HEADER] = _scheduled_at_header(job.scheduled_at)
-    headers[ATTEMPT_HEADER] = str(job.attempt)
-    headers[USER_AGENT_HEADER] = USER_AGENT
+    secret = None
     if job.secret_ref:
         if secrets is None:
             raise SecretUnavailable("no secrets provider")
         # The job's own tenant's secret of that name, never another tenant's: tokens never sit in the jobs table.
-        headers[SECRET_HEADER] = secrets.get(job.tenant_id, job.secret_ref)
+        secret = secrets.get(job.tenant_id, job.secret_ref)
+    headers: CIMultiDict[str] = CIMultiDict(job.headers)
+    headers.update(
+        our_headers(
+            job_id=str(job.id),
+            scheduled_at=job.scheduled_at,
+            attempt=job.attempt,
+            sent_at=sent_at or datetime.now(UTC),
+            timeout_seconds=job.timeout_seconds,
+            secret=secret,
+            # Loaded with the claimed batch (SigningKeys.refresh): no query here.
+            signing_keys=signing.keys_for(job.tenant_id) if signing is not None else (),
+            body=job.body.encode(),
+        )
+    )
     return headers
 
 
@@ -183,6 +191,7 @@ class DeliveryClient:
         *,
         policy: EgressPolicy,
         secrets: SecretsProvider | None = None,
+        signing: SigningKeys | None = None,
         max_connections: int = 100,
         keepalive_seconds: float = 30.0,
         body_limit: int = RESPONSE_BODY_LIMIT,
@@ -194,6 +203,7 @@ class DeliveryClient:
         self.engine = engine
         self._policy = policy
         self._secrets = secrets
+        self.signing = signing
         self._body_limit = body_limit
         self._session: aiohttp.ClientSession | None = None
 
@@ -217,6 +227,11 @@ class DeliveryClient:
             cookies=http.cookiejar.CookieJar(policy=_NoCookies()),  # a jar, not httpx.Cookies: that one is copied
         )
 
+    def prepare(self, jobs: list[ClaimedJob]) -> None:
+        """Load the claimed batch's signing keys, on the calling (claim) thread; never raises."""
+        if self.signing is not None and jobs:
+            self.signing.refresh(job.tenant_id for job in jobs)
+
     def prefetch_secrets(self, jobs: Iterable[ClaimedJob]) -> None:
         """Load the secrets a claimed batch names, in one go; blocking, so call it off the event loop."""
         if self._secrets is not None:
@@ -225,7 +240,10 @@ class DeliveryClient:
     async def send(self, job: ClaimedJob) -> Delivery:
         """Make the job's call once; never raises for anything the endpoint or network does."""
         try:
-            headers = delivery_headers(job, self._secrets)
+            headers = delivery_headers(job, self._secrets, self.signing)
+        except SigningUnavailable:
+            logger.warning("signing keys unavailable", extra={"event": "signing_unavailable", "job_id": str(job.id)})
+            return Delivery(error=ERROR_SIGNING)
         except SecretUnavailable as exc:
             # The reason names the ref, never the value: secrets are never logged.
             logger.warning(
@@ -281,7 +299,9 @@ class DeliveryClient:
                 if size >= window:
                     break  # the rest is never read: a huge answer costs us `window` bytes
             body = kept_body(b"".join(chunks), secret, self._body_limit)
-            return Delivery(http_status=response.status_code, response_body=body)
+            return Delivery(
+                http_status=response.status_code, response_body=body, retry_after=response.headers.get("Retry-After")
+            )
 
     async def _send_aiohttp(
         self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None, secret: str | None
@@ -308,7 +328,7 @@ class DeliveryClient:
                 if resp.content.at_eof():
                     break  # the whole (short) body is read: no second read just to see the end
             body = kept_body(b"".join(chunks), secret, self._body_limit)
-            return Delivery(http_status=resp.status, response_body=body)
+            return Delivery(http_status=resp.status, response_body=body, retry_after=resp.headers.get("Retry-After"))
 
     async def aclose(self) -> None:
         await self._client.aclose()  # closes the session through the transport

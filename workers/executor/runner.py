@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from django.db import connection
@@ -60,6 +60,7 @@ from workers.metrics import (
     EXECUTOR_RESULTS,
 )
 
+from .backoff import retry_after_seconds
 from .clock import DatabaseClock
 from .http import DeliveryClient
 from .results import decide
@@ -355,7 +356,7 @@ class Executor:
                 await self._sleep(config.poll_seconds)  # nothing more is due within the lookahead
 
     def _claim_and_load_secrets(self, **claim: Any) -> list[ClaimedJob]:
-        """Claim (committed), then resolve the batch's secrets in one query on the same thread, not one per job."""
+        """Claim (committed), then resolve the batch's secrets and signing keys on the same thread, not per job."""
         jobs = claim_due(**claim)
         try:
             self.client.prefetch_secrets(jobs)
@@ -364,6 +365,7 @@ class Executor:
             # "secret unavailable", and they retry), never vanish until their leases expire.
             connection.close()
             logger.warning("secrets not loaded", extra={"event": "secrets_unavailable", "error": str(exc)})
+        self.client.prepare(jobs)  # signing keys; never raises (a failed load fails those attempts instead)
         return jobs
 
     def _park(self, jobs: list[ClaimedJob]) -> None:
@@ -438,6 +440,9 @@ class Executor:
                 error=delivery.error,
                 response_body=delivery.response_body,
                 duration_ms=round((time.monotonic() - began) * 1000),
+                retry_after_seconds=(
+                    retry_after_seconds(delivery.retry_after, now=datetime.now(UTC)) if delivery.retry_after else None
+                ),
             )
             self._results.append(result)
             self._results_ready.set()

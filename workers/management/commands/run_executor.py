@@ -11,6 +11,7 @@ from tasks.targets import egress_policy
 from workers.executor.http import ENGINES, DeliveryClient
 from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
 from workers.executor.secrets import TenantSecrets
+from workers.executor.signing import SigningKeys
 from workers.loop import run_worker
 from workers.management.options import add_loop_options, idle_seconds, start_health
 
@@ -56,6 +57,7 @@ class Command(BaseCommand):
             client = DeliveryClient(
                 policy=policy,
                 secrets=TenantSecrets(settings.SECRETS_DIR),
+                signing=SigningKeys(),
                 max_connections=options["max_connections"] or config.concurrency,
                 engine=options["http_engine"],
             )

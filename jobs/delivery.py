@@ -1,0 +1,58 @@
+"""The headers a job's attempt carries besides the task's own, built alike by the executor and the dry run.
+
+Pure: the caller passes the instant of sending, the resolved credential (or a
+mask, for the dry run) and the tenant's live signing keys. Names are in
+tasks.headers (the API refuses every one of them on a task).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from signing.signature import signature_headers
+from tasks.headers import (
+    ATTEMPT_HEADER,
+    DEADLINE_HEADER,
+    IDEMPOTENCY_KEY_HEADER,
+    SCHEDULED_AT_HEADER,
+    SECRET_HEADER,
+    USER_AGENT_HEADER,
+)
+
+USER_AGENT = "jobsched-executor/1.0"
+
+
+def http_instant(value: datetime) -> str:
+    """`2027-01-01T09:00:00.000Z`: UTC, milliseconds."""
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def our_headers(
+    *,
+    job_id: str,
+    scheduled_at: datetime,
+    attempt: int,
+    sent_at: datetime,
+    timeout_seconds: int,
+    secret: str | None,
+    signing_keys: Sequence[bytes],
+    body: bytes,
+) -> dict[str, str]:
+    """Our delivery headers for one attempt; signed (Standard Webhooks) when the tenant has signing keys."""
+    headers = {
+        IDEMPOTENCY_KEY_HEADER: job_id,
+        SCHEDULED_AT_HEADER: http_instant(scheduled_at),
+        ATTEMPT_HEADER: str(attempt),
+        USER_AGENT_HEADER: USER_AGENT,
+        # The receiver may stop working on the call past this: we no longer wait for its answer.
+        DEADLINE_HEADER: http_instant(sent_at + timedelta(seconds=timeout_seconds)),
+    }
+    if secret is not None:
+        headers[SECRET_HEADER] = secret
+    if signing_keys:
+        # webhook-id is the job id, the same on every attempt; the timestamp is this attempt's.
+        headers.update(
+            signature_headers(keys=signing_keys, msg_id=job_id, timestamp=int(sent_at.timestamp()), body=body)
+        )
+    return headers

@@ -1,0 +1,114 @@
+"""Next-run previews: a saved task's (`GET /v1/tasks/{id}/preview?n=`) and an unsaved schedule's
+(`POST /v1/schedules/preview?n=` with a schedule body), in UTC and local time, DST changes marked."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from jobsched_project.auth import tenant_of
+from jobsched_project.ids import parse_id
+from jobsched_project.params import invalid_param
+from jobsched_project.problems import not_found
+from tasks import selectors, services
+from tasks.models import TaskStatus
+from tasks.schedule import ScheduleError
+from tasks.schedule.preview import MAX_RUNS, PreviewRun, preview_runs
+from tasks.serializers import ScheduleInput
+
+DEFAULT_RUNS = 10
+_DIGITS = re.compile(r"[0-9]{1,3}")
+_PROBLEM = OpenApiResponse(description="application/problem+json")
+_N = OpenApiParameter(
+    "n",
+    {"type": "integer", "minimum": 1, "maximum": MAX_RUNS, "default": DEFAULT_RUNS},
+    description=f"how many runs, 1-{MAX_RUNS}",
+)
+
+
+class PreviewRunOutput(serializers.Serializer):
+    at = serializers.DateTimeField(help_text="UTC")
+    local = serializers.SerializerMethodField(help_text="the same instant in the schedule's time zone, with offset")
+    utc_offset = serializers.CharField()
+    dst = serializers.BooleanField(help_text="the zone is on daylight-saving time")
+    offset_changed_from = serializers.CharField(
+        allow_null=True, help_text="the previous run's offset when a DST transition lies between"
+    )
+    ambiguous_local_time = serializers.BooleanField(help_text="the local time occurs twice (fall-back overlap)")
+
+    def get_local(self, run: PreviewRun) -> str:
+        return run.local.isoformat()
+
+
+class PreviewOutput(serializers.Serializer):
+    timezone = serializers.CharField(allow_null=True)
+    runs = PreviewRunOutput(many=True)
+
+
+def _count(request: Request) -> int:
+    text = request.query_params.get("n", str(DEFAULT_RUNS))
+    if not _DIGITS.fullmatch(text) or not 1 <= int(text) <= MAX_RUNS:
+        raise invalid_param("n", f"1 to {MAX_RUNS}")
+    return int(text)
+
+
+def _answer(*, cron: str | None, timezone: str | None, run_at: datetime | None, after: datetime, n: int) -> Response:
+    try:
+        runs = preview_runs(cron=cron, timezone=timezone, run_at=run_at, after=after, count=n)
+    except ScheduleError as exc:  # a saved schedule that no longer has runs (a cron with no future date)
+        raise invalid_param(f"schedule.{exc.field}", exc.message) from None
+    return Response(PreviewOutput({"timezone": timezone if cron else None, "runs": runs}).data)
+
+
+class TaskPreviewView(APIView):
+    @extend_schema(
+        operation_id="tasks_preview",
+        summary="The task's next fire times (UTC and local, DST changes marked)",
+        parameters=[_N],
+        responses={200: PreviewOutput, 400: _PROBLEM, 404: _PROBLEM},
+        description="An active task's runs from its next_run_at on; a paused one's from now, as a resume would.",
+    )
+    def get(self, request: Request, task_id: str) -> Response:
+        n = _count(request)
+        task_uuid = parse_id(task_id)
+        task = None if task_uuid is None else selectors.task_get(tenant_id=tenant_of(request), task_id=task_uuid)
+        if task is None:
+            raise not_found("task")
+        now = services.clock()
+        if task.run_at is not None:
+            after = now
+        elif task.status == TaskStatus.ACTIVE and task.next_run_at is not None:
+            after = task.next_run_at - timedelta(microseconds=1)  # next_run_at itself is the first run
+        else:
+            after = now
+        return _answer(cron=task.cron_expression, timezone=task.timezone, run_at=task.run_at, after=after, n=n)
+
+
+class SchedulePreviewView(APIView):
+    @extend_schema(
+        operation_id="schedules_preview",
+        summary="Preview an unsaved schedule's next fire times (UTC and local, DST changes marked)",
+        parameters=[_N],
+        request=ScheduleInput,
+        examples=[
+            OpenApiExample(
+                "weekdays 09:00 Madrid", request_only=True, value={"cron": "0 9 * * 1-5", "timezone": "Europe/Madrid"}
+            )
+        ],
+        responses={200: PreviewOutput, 400: _PROBLEM},
+        description="The body is a task's `schedule`; errors name its fields as `schedule.cron` etc.",
+    )
+    def post(self, request: Request) -> Response:
+        n = _count(request)
+        serializer = ScheduleInput(data=request.data)
+        if not serializer.is_valid():
+            raise serializers.ValidationError({"schedule": serializer.errors})
+        spec: Any = serializer.validated_data
+        return _answer(cron=spec.cron, timezone=spec.timezone, run_at=spec.run_at, after=services.clock(), n=n)

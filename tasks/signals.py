@@ -1,0 +1,11 @@
+"""Signals tasks sends to the layers above it (tasks imports no other app; jobs listens).
+
+`task_stopped` is sent inside the transaction that paused or deleted a task,
+right after the task's UPDATE, so a receiver's statements commit or roll back
+with it: the jobs app cancels the task's pending jobs there (jobs/lifecycle.py).
+Arguments: tenant_id, task_id, deleted (False for a pause).
+"""
+
+from django.dispatch import Signal
+
+task_stopped = Signal()

@@ -1,0 +1,128 @@
+"""POST /v1/tasks/{id}/run (run now, idempotent) and /dry-run (the exact request, nothing sent)."""
+
+from __future__ import annotations
+
+import pytest
+from standardwebhooks.webhooks import Webhook
+
+from jobs.models import Job, JobStatus, RunRequest
+from jobs.queue import claim_due
+from signing.services import signing_secret_create
+from tests.factories import make_task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def client(owner):
+    return owner
+
+
+def test_run_now_makes_one_pending_job_due_now_like_any_other(client, store):
+    task = make_task(http_url="https://example.com/now", http_body='{"a": 1}', priority=2, max_attempts=7)
+    response = client.post(f"/v1/tasks/{task.pk}/run")
+    assert response.status_code == 202, response.content
+    job = Job.objects.get(pk=response.json()["id"])
+    assert response["Location"] == f"/v1/jobs/{job.pk}"
+    assert (job.status, job.attempt, job.max_attempts, job.priority) == (JobStatus.PENDING, 0, 7, 2)
+    assert (job.request_url, job.request_body) == ("https://example.com/now", '{"a": 1}')
+    assert job.scheduled_at == job.next_attempt_at and job.scheduled_at.microsecond != 0
+    # Claimed and fenced like any other job.
+    (claimed,) = claim_due(worker_id="w", limit=10, lookahead_seconds=1)
+    assert (claimed.id, claimed.attempt) == (job.pk, 1)
+
+
+def test_two_runs_without_a_key_make_two_jobs(client, store):
+    task = make_task()
+    first = client.post(f"/v1/tasks/{task.pk}/run").json()["id"]
+    second = client.post(f"/v1/tasks/{task.pk}/run").json()["id"]
+    assert first != second and Job.objects.filter(task=task).count() == 2
+
+
+def test_the_same_idempotency_key_answers_200_with_the_first_job(client, store):
+    task = make_task()
+    first = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="run-1")
+    again = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="run-1")
+    other = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="run-2")
+    assert (first.status_code, again.status_code, other.status_code) == (202, 200, 202)
+    assert again.json()["id"] == first.json()["id"] != other.json()["id"]
+    assert Job.objects.filter(task=task).count() == 2 and RunRequest.objects.count() == 2
+
+
+@pytest.mark.parametrize("key", ["", " padded ", "x" * 256, "caf\u00e9"])
+def test_a_bad_idempotency_key_is_a_400_naming_it(client, key):
+    task = make_task()
+    response = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY=key)
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == ["Idempotency-Key"]
+    assert not Job.objects.exists()
+
+
+def test_a_paused_task_does_not_run_409_and_a_deleted_one_is_404(client):
+    task = make_task()
+    client.post(f"/v1/tasks/{task.pk}/pause")
+    response = client.post(f"/v1/tasks/{task.pk}/run")
+    assert response.status_code == 409 and response.json()["type"].endswith("/task-paused")
+    client.delete(f"/v1/tasks/{task.pk}")
+    assert client.post(f"/v1/tasks/{task.pk}/run").status_code == 404
+    assert client.post(f"/v1/tasks/{task.pk}/dry-run").status_code == 404
+    assert not Job.objects.exists()
+
+
+def test_another_tenants_task_is_a_404(tenant_client):
+    task = make_task()
+    other = tenant_client("tenant-b")
+    assert other.post(f"/v1/tasks/{task.pk}/run").status_code == 404
+    assert other.post(f"/v1/tasks/{task.pk}/dry-run").status_code == 404
+    assert other.post("/v1/tasks/not-an-id/run").status_code == 404
+    assert not Job.objects.exists()
+
+
+def test_pausing_after_a_run_now_cancels_its_job(client, store):
+    task = make_task()
+    job_id = client.post(f"/v1/tasks/{task.pk}/run").json()["id"]
+    client.post(f"/v1/tasks/{task.pk}/pause")
+    assert Job.objects.get(pk=job_id).status == JobStatus.CANCELLED
+
+
+def test_dry_run_shows_the_exact_request_signed_and_masked_and_sends_nothing(client, fake_dns):
+    _, secret = signing_secret_create(tenant_id="tenant-a")
+    task = make_task(
+        http_url="https://example.com/hook",
+        http_method="PUT",
+        http_headers={"Content-Type": "application/json"},
+        http_body='{"k": "v"}',
+        secret_ref="hook-token",
+        timeout_seconds=20,
+    )
+    response = client.post(f"/v1/tasks/{task.pk}/dry-run")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["sent"], body["signed"]) == (False, True)
+    assert body["egress"] == {"verdict": "allowed", "detail": "the executor would connect"}
+    request = body["request"]
+    assert (request["method"], request["url"], request["body"]) == ("PUT", "https://example.com/hook", '{"k": "v"}')
+    headers = request["headers"]
+    assert headers["Content-Type"] == "application/json" and headers["Authorization"] == "[redacted]"
+    assert headers["X-Attempt"] == "1" and headers["webhook-id"] == headers["Idempotency-Key"]
+    assert {"X-Deadline", "X-Scheduled-At", "webhook-timestamp", "webhook-signature"} <= set(headers)
+    # The signature is the real one: it verifies under the tenant's secret.
+    Webhook(secret).verify(request["body"].encode(), headers)
+    assert not Job.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "url, verdict",
+    [
+        ("https://internal.example.net/hook", "refused"),  # resolves to 10.1.2.3
+        ("https://rebind.example.net/hook", "refused"),  # one public, one loopback address
+        ("https://nowhere.example.com/hook", "unresolved"),
+        ("https://api.example.org/hook", "allowed"),
+    ],
+)
+def test_dry_run_gives_the_dial_time_egress_verdict_without_naming_addresses(client, fake_dns, url, verdict):
+    task = make_task(http_url=url)
+    body = client.post(f"/v1/tasks/{task.pk}/dry-run").json()
+    assert body["egress"]["verdict"] == verdict
+    assert "10.1.2.3" not in body["egress"]["detail"] and "127.0.0.1" not in body["egress"]["detail"]
+    assert body["signed"] is False and "webhook-signature" not in body["request"]["headers"]
