@@ -96,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
+    from bench.database import use_database
     from jobsched_project.database import database_url_for
 
     env = {
@@ -107,9 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         "LOG_LEVEL": "WARNING",
     }
     env.pop("DEBUG", None)
+    use_database(args.database)
     manage = [sys.executable, str(ROOT / "manage.py")]
-    for command in (["ensure_database"], ["migrate", "--noinput", "-v0"]):
-        subprocess.run([*manage, *command], env=env, check=True, cwd=ROOT)
     subprocess.run(
         [*manage, "shell", "-c", "from tasks.models import Task; Task.objects.all().delete()"],
         env=env,

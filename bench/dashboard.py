@@ -94,12 +94,9 @@ def _explain(cursor, sql: str, params: list) -> list[dict]:
 
 
 def _time(run, samples: int) -> dict:
-    timings = []
-    for _ in range(samples):
-        started = time.perf_counter()
-        run()
-        timings.append((time.perf_counter() - started) * 1000)
-    return _latency(timings)
+    from bench.figures import timed_ms
+
+    return _latency(timed_ms(run, samples))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,19 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--jobs at least 1000, --samples at least 1, --database letters, digits and _")
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
-    url = os.environ.get("DATABASE_URL", "mysql://root@127.0.0.1:3306/jobsched")
-    os.environ["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/" + options.database
     import django
 
     django.setup()
-    from django.core.management import call_command
     from django.db import connection
 
+    from bench.database import use_database
     from jobs.queue import dashboard
     from jobs.queue.statements import STATEMENTS
 
-    call_command("ensure_database")
-    call_command("migrate", verbosity=0)
+    use_database(options.database)
     report: dict = {
         "machine": {"cores": os.cpu_count(), "load_1m": round(os.getloadavg()[0], 2)},
         "database": options.database,

@@ -19,75 +19,39 @@ import os
 import statistics
 import sys
 import time
-import uuid
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import django
 
 ROOT = Path(__file__).resolve().parent.parent
-INSERT_BATCH = 2000
 SINGLE_QUERY = (
     "SELECT id FROM jobs WHERE status = 'pending' AND next_attempt_at <= NOW(3) + INTERVAL 1 SECOND"
     " ORDER BY priority, next_attempt_at LIMIT 500 FOR UPDATE SKIP LOCKED"
 )
 
 
-def _use_database(name: str) -> None:
-    import MySQLdb
-    from django.conf import settings
-    from django.core.management import call_command
-    from django.db import connection
-
-    db = settings.DATABASES["default"]
-    server = MySQLdb.connect(
-        host=db["HOST"] or "127.0.0.1", port=int(db["PORT"] or 3306), user=db["USER"], password=db["PASSWORD"] or ""
-    )
-    with server.cursor() as cursor:
-        cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
-    server.close()
-    connection.close()
-    db["NAME"] = name
-    connection.settings_dict["NAME"] = name
-    call_command("migrate", verbosity=0, interactive=False)
-
-
 def _insert_future_jobs(count: int) -> None:
+    """`count` pending jobs due tomorrow, one millisecond apart, over 100 tenants and the ten priorities."""
     from django.db import connection
 
-    from jobsched_project.ids import new_id
+    from .database import db_now, insert_jobs
 
-    columns = (
-        "id, tenant_id, task_id, scheduled_at, status, priority, attempt, max_attempts, next_attempt_at,"
-        " timeout_seconds, backoff_base_seconds, request_method, request_url, request_headers, request_body,"
-        " updated_at"
-    )
-    row = "(%s, %s, %s, %s, 'pending', %s, 0, 3, %s, 10, 10, 'POST', 'http://127.0.0.1:9/', '{}', '', NOW(6))"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT NOW(3)")
-        (now,) = cursor.fetchone()
-        for start in range(0, count, INSERT_BATCH):
-            size = min(INSERT_BATCH, count - start)
-            params: list[Any] = []
-            for n in range(start, start + size):
-                due = now + timedelta(days=1, milliseconds=n)
-                params += [new_id().bytes, f"bench-tenant-{n % 100}", uuid.uuid4().bytes, due, n % 10, due]
-            cursor.execute(f"INSERT INTO jobs ({columns}) VALUES " + ", ".join([row] * size), params)
+        now = db_now(cursor)
+        rows = ((f"bench-tenant-{n % 100}", n % 10, now + timedelta(days=1, milliseconds=n)) for n in range(count))
+        insert_jobs(cursor, rows, url="http://127.0.0.1:9/")
 
 
 def _timed_ms(fn, polls: int) -> dict[str, float]:
-    samples = []
-    for _ in range(polls):
-        started = time.perf_counter()
-        fn()
-        samples.append(1000 * (time.perf_counter() - started))
-    samples.sort()
+    from .figures import rank_percentile, timed_ms
+
+    samples = sorted(timed_ms(fn, polls))
     return {
         "polls": polls,
         "mean_ms": round(statistics.fmean(samples), 3),
-        "p50_ms": round(samples[len(samples) // 2], 3),
-        "p99_ms": round(samples[min(len(samples) - 1, int(len(samples) * 0.99))], 3),
+        "p50_ms": round(rank_percentile(samples, 0.50), 3),
+        "p99_ms": round(rank_percentile(samples, 0.99), 3),
     }
 
 
@@ -107,9 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     django.setup()
     from django.db import connection, transaction
 
+    from bench.database import use_database
     from jobs.queue import claim_due
 
-    _use_database(args.database)
+    use_database(args.database)
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM jobs")
 

@@ -14,57 +14,26 @@ the checks (every job succeeded, every Idempotency-Key seen exactly once).
 from __future__ import annotations
 
 import json
-import math
 import os
-import signal
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
-import MySQLdb
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from bench.database import connect, db_now, insert_jobs, use_database, whole_second_after
+from bench.figures import rank_percentile
+from bench.procs import Child, cpu_seconds, pid_named, start_executors, stop_all
+from bench.receiver import Receiver
 from jobs import queue
 from jobsched_project.database import database_url_for
-from jobsched_project.ids import new_id
 from workers.executor.http import ENGINES
 
-INSERT_BATCH = 2000
 CLAIM_SAMPLES = 200
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _percentile(ordered: list[float], fraction: float) -> float:
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
-
-
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime of a process from /proc (Linux); 0 when it cannot be read."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def _database_server_pid() -> int | None:
-    """The local MariaDB/MySQL server's pid, to report its CPU share (None if not local)."""
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                if (proc / "comm").read_text().strip() in {"mariadbd", "mysqld"}:
-                    return int(proc.name)
-            except OSError:
-                continue
-    return None
 
 
 class Command(BaseCommand):
@@ -86,40 +55,7 @@ class Command(BaseCommand):
             help="the executors' HTTP engine (httpx on httpx-aiohttp measured 0.485 ms CPU per job, aiohttp 0.211)",
         )
 
-    # -- database ---------------------------------------------------------------
-
-    def _connect(self, name: str):
-        db = settings.DATABASES["default"]
-        conn = MySQLdb.connect(
-            host=db["HOST"] or "127.0.0.1",
-            port=int(db["PORT"] or 3306),
-            user=db["USER"],
-            password=db["PASSWORD"] or "",
-            database=name,
-            charset="utf8mb4",
-            binary_prefix=True,
-            autocommit=True,
-            init_command="SET time_zone='+00:00', tx_isolation='READ-COMMITTED'",
-        )
-        return conn
-
-    def _insert_jobs(self, cursor, count: int, *, due: datetime, priorities: int, url: str) -> list[bytes]:
-        ids: list[bytes] = []
-        columns = (
-            "id, tenant_id, task_id, scheduled_at, status, priority, attempt, max_attempts, next_attempt_at,"
-            " timeout_seconds, backoff_base_seconds, request_method, request_url, request_headers, request_body,"
-            " updated_at"
-        )
-        row = "(%s, 'bench', %s, %s, 'pending', %s, 0, 3, %s, 10, 10, 'POST', %s, '{}', '', NOW(6))"
-        for start in range(0, count, INSERT_BATCH):
-            size = min(INSERT_BATCH, count - start)
-            params: list[object] = []
-            for n in range(size):
-                job_id = new_id().bytes
-                ids.append(job_id)
-                params += [job_id, uuid.uuid4().bytes, due, (start + n) % priorities if priorities > 1 else 5, due, url]
-            cursor.execute(f"INSERT INTO jobs ({columns}) VALUES " + ", ".join([row] * size), params)
-        return ids
+    # -- the claim's empty poll --------------------------------------------------
 
     def _time_queries(self, cursor) -> dict[str, float]:
         """Mean ms per empty poll with only future jobs: the claim as shipped vs the single ORDER BY.
@@ -163,79 +99,38 @@ class Command(BaseCommand):
         name = options["database"]
         if not name.replace("_", "").isalnum():
             raise CommandError(f"--database: bad name {name!r}")
-        url = database_url_for(name)
-        child_env = {**os.environ, "DATABASE_URL": url}
-        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
-        for command in (["ensure_database"], ["migrate", "--noinput", "-v0"]):
-            subprocess.run([*manage, *command], env=child_env, check=True)
         # Django's connection too (the claim under test runs on it): the bench database.
-        connection.close()
-        settings.DATABASES["default"]["NAME"] = connection.settings_dict["NAME"] = name
-        conn = self._connect(name)
+        use_database(name)
+        child_env = {**os.environ, "DATABASE_URL": database_url_for(name)}
+        conn = connect(name, read_committed=True)
         cursor = conn.cursor()
         cursor.execute("DELETE FROM jobs")
-        cursor.execute("SELECT NOW(3)")
-        (db_now,) = cursor.fetchone()
+        future = db_now(cursor) + timedelta(days=1)
 
         self.stdout.write(f"inserting {options['future_jobs']} future jobs ...")
-        self._insert_jobs(
-            cursor, options["future_jobs"], due=db_now + timedelta(days=1), priorities=10, url="http://127.0.0.1:9/"
-        )
+        rows = (("bench", n % 10, future) for n in range(options["future_jobs"]))
+        insert_jobs(cursor, rows, url="http://127.0.0.1:9/")
         claim_costs = self._time_queries(cursor)
         self.stdout.write(f"claim, empty poll with {options['future_jobs']} future jobs: {claim_costs}")
 
         out_dir = Path(options["out"]).parent
         out_dir.mkdir(parents=True, exist_ok=True)
-        receiver = subprocess.Popen(
-            [sys.executable, "-m", "bench.receiver", "--port", "0"],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=settings.BASE_DIR,
-        )
-        executors: list[subprocess.Popen] = []
+        receiver = Receiver(out_dir, "executor")
+        executors: list[Child] = []
         try:
-            port = int(receiver.stdout.readline())
-            target = f"http://127.0.0.1:{port}/hook"
-            env = {**child_env, "EGRESS_ALLOWLIST": f"127.0.0.1:{port}"}
-            for n in range(options["executors"]):
-                # The child keeps its own copy of the descriptor; ours closes at once.
-                with open(out_dir / f"executor-{n}.log", "w") as log:
-                    executors.append(
-                        subprocess.Popen(
-                            [
-                                *manage,
-                                "run_executor",
-                                "--concurrency",
-                                str(options["concurrency"]),
-                                "--idle-seconds",
-                                "1",
-                                "--grace",
-                                "10",
-                                "--worker-id",
-                                f"bench-{n}",
-                                "--http-engine",
-                                options["http_engine"],
-                            ],
-                            env=env,
-                            stdout=log,
-                            stderr=subprocess.STDOUT,
-                        )
-                    )
+            env = {**child_env, "EGRESS_ALLOWLIST": f"127.0.0.1:{receiver.port}"}
+            executor_options = ["--concurrency", str(options["concurrency"]), "--idle-seconds", "1", "--grace", "10"]
+            executor_options += ["--http-engine", options["http_engine"]]
+            executors = start_executors(options["executors"], options=executor_options, env=env, log_dir=out_dir)
             time.sleep(3)  # let them import Django and start polling
-            cursor.execute("SELECT NOW(3)")
-            (db_now,) = cursor.fetchone()
-            due = datetime.fromtimestamp(
-                math.ceil(db_now.replace(tzinfo=UTC).timestamp() + options["lead_seconds"]), UTC
-            ).replace(tzinfo=None)
+            due = whole_second_after(db_now(cursor), options["lead_seconds"])
             self.stdout.write(f"inserting {options['jobs']} jobs due at {due.isoformat()}Z ...")
-            ids = self._insert_jobs(cursor, options["jobs"], due=due, priorities=1, url=target)
-            cursor.execute("SELECT NOW(3)")
-            (inserted_at,) = cursor.fetchone()
-            if inserted_at >= due - timedelta(seconds=1):
+            ids = insert_jobs(cursor, [("bench", 5, due)] * options["jobs"], url=receiver.url)
+            if db_now(cursor) >= due - timedelta(seconds=1):
                 self.stderr.write("warning: the inserts ended less than a poll before the due second")
-            cpu_before = {p.pid: _cpu_seconds(p.pid) for p in executors}
-            server_pid = _database_server_pid()
-            others_before = {"receiver": _cpu_seconds(receiver.pid), "database": _cpu_seconds(server_pid or 0)}
+            cpu_before = {p.pid: cpu_seconds(p.pid) for p in executors}
+            server_pid = pid_named("mariadbd", "mysqld")
+            others_before = {"receiver": cpu_seconds(receiver.child.pid), "database": cpu_seconds(server_pid)}
             wall_before = time.monotonic()
 
             deadline = time.monotonic() + options["timeout"]
@@ -250,38 +145,29 @@ class Command(BaseCommand):
                 )
                 if cursor.fetchone()[0] == 0:
                     break
-                if any(p.poll() is not None for p in executors):
+                if any(p.exited() for p in executors):
                     raise CommandError("an executor exited early; see .bench/executor-*.log")
                 time.sleep(0.2)
-            cpu_seconds = sum(_cpu_seconds(p.pid) - cpu_before[p.pid] for p in executors)
+            executor_cpu = sum(cpu_seconds(p.pid) - cpu_before[p.pid] for p in executors)
             others = {
-                "receiver_cpu_seconds": round(_cpu_seconds(receiver.pid) - others_before["receiver"], 3),
+                "receiver_cpu_seconds": round(cpu_seconds(receiver.child.pid) - others_before["receiver"], 3),
                 # The whole server, including other clients of a shared machine.
-                "database_server_cpu_seconds": round(_cpu_seconds(server_pid or 0) - others_before["database"], 3),
+                "database_server_cpu_seconds": round(cpu_seconds(server_pid) - others_before["database"], 3),
                 "wall_seconds_from_inserts": round(time.monotonic() - wall_before, 3),
             }
             cursor.execute(
                 "SELECT status, COUNT(*), MAX(finished_at) FROM jobs WHERE scheduled_at = %s GROUP BY status", [due]
             )
             by_status = {status: (count, finished) for status, count, finished in cursor.fetchall()}
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/__report", timeout=30) as response:
-                seen = json.loads(response.read())
+            seen = receiver.report()
         finally:
-            for process in executors:
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            for process in executors:
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-            receiver.kill()
-            receiver.wait()
+            stop_all(executors)
+            receiver.stop()
             conn.close()
 
-        self._report(options, due, ids, by_status, seen, cpu_seconds, claim_costs, others)
+        self._report(options, due, ids, by_status, seen, executor_cpu, claim_costs, others)
 
-    def _report(self, options, due, ids, by_status, seen, cpu_seconds, claim_costs, others) -> None:
+    def _report(self, options, due, ids, by_status, seen, executor_cpu, claim_costs, others) -> None:
         due_ts = due.replace(tzinfo=UTC).timestamp()
         expected = {str(uuid.UUID(bytes=job_id)) for job_id in ids}
         keys = [key for _, key, _, _ in seen if key in expected]
@@ -301,15 +187,15 @@ class Command(BaseCommand):
             "all_recorded_within_seconds": round(all_recorded, 3) if all_recorded is not None else None,
             "lateness_seconds": {
                 "p50": round(statistics.median(lateness), 3),
-                "p95": round(_percentile(lateness, 0.95), 3),
-                "p99": round(_percentile(lateness, 0.99), 3),
+                "p95": round(rank_percentile(lateness, 0.95), 3),
+                "p99": round(rank_percentile(lateness, 0.99), 3),
                 "max": round(lateness[-1], 3),
                 "min": round(lateness[0], 3),
             }
             if lateness
             else None,
-            "executor_cpu_seconds": round(cpu_seconds, 3),
-            "executor_cpu_ms_per_fired_job": round(1000 * cpu_seconds / max(1, len(keys)), 3),
+            "executor_cpu_seconds": round(executor_cpu, 3),
+            "executor_cpu_ms_per_fired_job": round(1000 * executor_cpu / max(1, len(keys)), 3),
             "claim": claim_costs,
             "other_cpu": others,
             "statuses": {status: count for status, (count, _) in by_status.items()},

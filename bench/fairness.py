@@ -21,31 +21,26 @@ here, emptied each run), in two parts; prints and writes `.bench/fairness.json`.
 from __future__ import annotations
 
 import json
-import math
 import os
-import signal
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
 
-import MySQLdb
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from bench.database import connect, db_now, insert_jobs, use_database, whole_second_after
+from bench.procs import Child, start_executors, stop_all
+from bench.receiver import Receiver
 from jobs.fairness import TenantCursor
 from jobs.queue.claims import claim_fair_share, claim_priority_first
 from jobsched_project.database import database_url_for
 from jobsched_project.ids import new_id
 
-INSERT_BATCH = 2000
 EMPTY_POLL_SAMPLES = 200
 CLAIM_LIMIT = 500
 NOISY = "tenant-a"
@@ -76,46 +71,6 @@ class Command(BaseCommand):
         parser.add_argument("--lead-seconds", type=float, default=6.0, help="from the inserts to the due second")
         parser.add_argument("--timeout", type=float, default=120.0)
         parser.add_argument("--out", default=".bench/fairness.json")
-
-    # -- database ---------------------------------------------------------------
-
-    def _connect(self, name: str):
-        db = settings.DATABASES["default"]
-        return MySQLdb.connect(
-            host=db["HOST"] or "127.0.0.1",
-            port=int(db["PORT"] or 3306),
-            user=db["USER"],
-            password=db["PASSWORD"] or "",
-            database=name,
-            charset="utf8mb4",
-            binary_prefix=True,
-            autocommit=True,
-            init_command="SET time_zone='+00:00', tx_isolation='READ-COMMITTED'",
-        )
-
-    def _insert(self, cursor, rows: list[tuple], *, url: str) -> list[bytes]:
-        """Insert pending jobs given as (tenant, priority, due[, id]); return their ids in order."""
-        columns = (
-            "id, tenant_id, task_id, scheduled_at, status, priority, attempt, max_attempts, next_attempt_at,"
-            " timeout_seconds, backoff_base_seconds, request_method, request_url, request_headers, request_body,"
-            " updated_at"
-        )
-        row = "(%s, %s, %s, %s, 'pending', %s, 0, 3, %s, 10, 10, 'POST', %s, '{}', '', NOW(6))"
-        ids: list[bytes] = []
-        for start in range(0, len(rows), INSERT_BATCH):
-            chunk = rows[start : start + INSERT_BATCH]
-            params: list[object] = []
-            for tenant, priority, due, *given in chunk:
-                job_id = given[0] if given else new_id().bytes
-                ids.append(job_id)
-                params += [job_id, tenant, uuid.uuid4().bytes, due, priority, due, url]
-            cursor.execute(f"INSERT INTO jobs ({columns}) VALUES " + ", ".join([row] * len(chunk)), params)
-        return ids
-
-    @staticmethod
-    def _db_now(cursor) -> datetime:
-        cursor.execute("SELECT NOW(3)")
-        return cursor.fetchone()[0]
 
     # -- part 1: the claim's cost -----------------------------------------------
 
@@ -153,12 +108,12 @@ class Command(BaseCommand):
     def _claim_cost(self, cursor, options) -> dict[str, Any]:
         cursor.execute("DELETE FROM jobs")
         cursor.execute("DELETE FROM tenant_limits")
-        now = self._db_now(cursor)
+        now = db_now(cursor)
         count, tenants = options["future_jobs"], options["claim_tenants"]
         names = [f"t{n:05d}" for n in range(tenants)]
         self.stdout.write(f"claim cost: inserting {count} future jobs over {tenants} tenants ...")
         future = now + timedelta(days=1)
-        self._insert(cursor, [(names[n % tenants], n % 10, future) for n in range(count)], url="http://127.0.0.1:9/")
+        insert_jobs(cursor, ((names[n % tenants], n % 10, future) for n in range(count)), url="http://127.0.0.1:9/")
         fair_cursor = TenantCursor()
 
         def fair() -> list[Any]:
@@ -177,7 +132,7 @@ class Command(BaseCommand):
         self.stdout.write(f"claim cost: empty poll {empty_poll_ms} ms; inserting due jobs ...")
         due = now - timedelta(seconds=1)
         rows = [(names[n % tenants], (n // tenants) * 3 % 10, due) for n in range(3 * tenants)]
-        self._insert(cursor, rows + [("t-burst", 5, due)] * options["burst"], url="http://127.0.0.1:9/")
+        insert_jobs(cursor, rows + [("t-burst", 5, due)] * options["burst"], url="http://127.0.0.1:9/")
         cursor.execute("ANALYZE TABLE jobs")
         cursor.fetchall()
         fair_claims = self._time_claims(fair, options["claim_samples"])
@@ -201,44 +156,39 @@ class Command(BaseCommand):
     # -- part 2: a noisy neighbour ------------------------------------------------
 
     @staticmethod
-    def _wait_started(executors: list[subprocess.Popen], out_dir: Path, mode: str) -> None:
+    def _wait_started(executors: list[Child]) -> None:
         """Until every executor logged its start (a loaded machine takes seconds to import Django)."""
-        deadline = time.monotonic() + 120
-        logs = [out_dir / f"fairness-{mode}-executor-{n}.log" for n in range(len(executors))]
-        while not all("event=start" in log.read_text() for log in logs):
-            if time.monotonic() > deadline or any(p.poll() is not None for p in executors):
-                raise CommandError(f"the executors did not start; see {out_dir}/fairness-{mode}-executor-*.log")
-            time.sleep(0.2)
+        try:
+            for executor in executors:
+                executor.wait_for_log("event=start", timeout=120)
+        except RuntimeError as exc:
+            raise CommandError(f"the executors did not start: {exc}") from exc
         time.sleep(1.5)  # their first claim and poll sleep
 
     def _noisy_neighbour(self, cursor, options, *, fair: bool, child_env: dict[str, str]) -> dict[str, Any]:
         cursor.execute("DELETE FROM jobs")
         cursor.execute("DELETE FROM tenant_limits")
-        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         out_dir = Path(options["out"]).parent
-        receiver = subprocess.Popen(
-            [sys.executable, "-m", "bench.receiver", "--port", "0"],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=settings.BASE_DIR,
-        )
-        executors: list[subprocess.Popen] = []
         mode = "on" if fair else "off"
+        receiver = Receiver(out_dir, f"fairness-{mode}")
+        executors: list[Child] = []
         try:
-            assert receiver.stdout is not None  # stdout=PIPE
-            port = int(receiver.stdout.readline())
-            target = f"http://127.0.0.1:{port}/hook"
-            env = {**child_env, "EGRESS_ALLOWLIST": f"127.0.0.1:{port}", "EXECUTOR_FAIR_CLAIM": "1" if fair else "0"}
-            for n in range(options["executors"]):
-                with open(out_dir / f"fairness-{mode}-executor-{n}.log", "w") as log:
-                    command = [*manage, "run_executor", "--concurrency", str(options["concurrency"])]
-                    command += ["--idle-seconds", "1", "--grace", "10", "--worker-id", f"bench-{mode}-{n}"]
-                    executors.append(subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT))
-            self._wait_started(executors, out_dir, mode)
-            db_now = self._db_now(cursor)
-            due = datetime.fromtimestamp(
-                math.ceil(db_now.replace(tzinfo=UTC).timestamp() + options["lead_seconds"]), UTC
-            ).replace(tzinfo=None)
+            env = {
+                **child_env,
+                "EGRESS_ALLOWLIST": f"127.0.0.1:{receiver.port}",
+                "EXECUTOR_FAIR_CLAIM": "1" if fair else "0",
+            }
+            executor_options = ["--concurrency", str(options["concurrency"]), "--idle-seconds", "1", "--grace", "10"]
+            executors = start_executors(
+                options["executors"],
+                options=executor_options,
+                env=env,
+                log_dir=out_dir,
+                name=f"fairness-{mode}-executor",
+                worker=f"bench-{mode}",
+            )
+            self._wait_started(executors)
+            due = whole_second_after(db_now(cursor), options["lead_seconds"])
             self.stdout.write(f"fairness {mode}: tenant-a {options['burst']} jobs, then b..k, due {due}Z ...")
             # Ids are made in tenant-a's order first, so b..k sort last by id (behind the burst in the
             # round-1 claim's order); their 100 rows are written first, so a loaded machine's slow
@@ -246,9 +196,9 @@ class Command(BaseCommand):
             batches = [(NOISY, options["burst"]), *[(name, options["small_jobs"]) for name in QUIET]]
             ids = {tenant: [new_id().bytes for _ in range(count)] for tenant, count in batches}
             for tenant, _ in [*batches[1:], batches[0]]:
-                self._insert(cursor, [(tenant, 5, due, job_id) for job_id in ids[tenant]], url=target)
+                insert_jobs(cursor, [(tenant, 5, due, job_id) for job_id in ids[tenant]], url=receiver.url)
             tenant_of = {str(uuid.UUID(bytes=job_id)): tenant for tenant, group in ids.items() for job_id in group}
-            if self._db_now(cursor) >= due - timedelta(seconds=1):
+            if db_now(cursor) >= due - timedelta(seconds=1):
                 self.stderr.write("warning: the inserts ended less than a poll before the due second")
             deadline = time.monotonic() + options["timeout"]
             while time.monotonic() < deadline:
@@ -259,7 +209,7 @@ class Command(BaseCommand):
                 )
                 if cursor.fetchone()[0] == 0:
                     break
-                if any(p.poll() is not None for p in executors):
+                if any(p.exited() for p in executors):
                     raise CommandError(f"an executor exited early; see {out_dir}/fairness-{mode}-executor-*.log")
                 time.sleep(0.2)
             cursor.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status")
@@ -270,19 +220,10 @@ class Command(BaseCommand):
                 "SELECT MAX(started_at) FROM jobs WHERE tenant_id IN (" + ", ".join(["%s"] * len(QUIET)) + ")", QUIET
             )
             (quiet_claimed,) = cursor.fetchone()
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/__report", timeout=30) as response:
-                seen = json.loads(response.read())
+            seen = receiver.report()
         finally:
-            for process in executors:
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            for process in executors:
-                try:
-                    process.wait(30)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-            receiver.kill()
-            receiver.wait()
+            stop_all(executors)
+            receiver.stop()
         due_ts = due.replace(tzinfo=UTC).timestamp()
         late: dict[str, list[float]] = {}
         # The receiver reports (arrival, Idempotency-Key, X-Scheduled-At, bench task) per call.
@@ -324,15 +265,11 @@ class Command(BaseCommand):
         modes = [mode.strip() for mode in options["modes"].split(",") if mode.strip()]
         if not modes or any(mode not in {"off", "on"} for mode in modes):
             raise CommandError(f"--modes: a comma-separated list of off and on, got {options['modes']!r}")
-        child_env = {**os.environ, "DATABASE_URL": database_url_for(name)}
-        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
-        for command in (["ensure_database"], ["migrate", "--noinput", "-v0"]):
-            subprocess.run([*manage, *command], env=child_env, check=True)
         # Django's connection too (the claims timed in part 1 run on it): the bench database.
-        connection.close()
-        settings.DATABASES["default"]["NAME"] = connection.settings_dict["NAME"] = name
+        use_database(name)
+        child_env = {**os.environ, "DATABASE_URL": database_url_for(name)}
         Path(options["out"]).parent.mkdir(parents=True, exist_ok=True)
-        conn = self._connect(name)
+        conn = connect(name, read_committed=True)
         try:
             cursor = conn.cursor()
             result: dict[str, Any] = {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()}

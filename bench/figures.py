@@ -1,8 +1,10 @@
-"""From the receiver's record of arrivals to the figures of one system: pure functions."""
+"""The benches' figures: from the receiver's record of arrivals, or from timed calls, to numbers."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 Arrival = tuple[float, str, str, str]  # (time.time() on arrival, idempotency key, scheduled at, bench task)
@@ -11,6 +13,21 @@ Arrival = tuple[float, str, str, str]  # (time.time() on arrival, idempotency ke
 def percentile(ordered: list[float], fraction: float) -> float:
     """Nearest-rank percentile of a sorted list."""
     return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))]
+
+
+def rank_percentile(ordered: list[float], fraction: float) -> float:
+    """The sample at index `fraction` x n of a sorted list (the last one at most)."""
+    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+
+
+def timed_ms(run: Callable[[], object], samples: int) -> list[float]:
+    """Milliseconds each of `samples` calls of `run` took, in call order."""
+    timings = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        run()
+        timings.append((time.perf_counter() - started) * 1000)
+    return timings
 
 
 def fire_figures(arrivals: list[Arrival], *, due: float, tasks: int) -> dict[str, Any]:

@@ -16,7 +16,14 @@ def draw(lateness_by_system: dict[str, list[float]], *, out_dir: Path, title: st
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    paths = []
+    paths: list[Path] = []
+
+    def save(fig, name: str) -> None:
+        fig.tight_layout()
+        paths.append(out_dir / name)
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
+
     fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), width_ratios=[1, 2])
     fastest = min((max(v) for v in lateness_by_system.values() if v), default=1.0)
     for axis, right in zip(axes, (fastest + 1.0, None), strict=True):
@@ -33,10 +40,7 @@ def draw(lateness_by_system: dict[str, list[float]], *, out_dir: Path, title: st
             axis.set_title("the whole burst")
         axis.legend()
     fig.suptitle(title)
-    fig.tight_layout()
-    paths.append(out_dir / "system-fired-per-100ms.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    save(fig, "system-fired-per-100ms.png")
 
     fig, axis = plt.subplots(figsize=(8, 4.5))
     for name, lateness in lateness_by_system.items():
@@ -51,8 +55,5 @@ def draw(lateness_by_system: dict[str, list[float]], *, out_dir: Path, title: st
     axis.grid(True, which="both", alpha=0.3)
     axis.legend()
     axis.set_title(title)
-    fig.tight_layout()
-    paths.append(out_dir / "system-lateness-cdf.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    save(fig, "system-lateness-cdf.png")
     return paths

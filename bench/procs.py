@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
+import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from tests.processes import stop_processes
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+ROOT = Path(__file__).resolve().parent.parent
+MANAGE = [sys.executable, str(ROOT / "manage.py")]
 
 
 def cpu_seconds(pid: int | None) -> float:
@@ -67,6 +72,9 @@ class Child:
     def pid(self) -> int:
         return self.process.pid
 
+    def exited(self) -> bool:
+        return self.process.poll() is not None
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
@@ -82,11 +90,32 @@ class Child:
             time.sleep(0.05)
 
     def stop(self, timeout: float = 30.0) -> int | None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-            return None
+        """SIGTERM, then kill after `timeout`; the exit code, None when it had to be killed."""
+        return stop_processes(self.process, timeout=timeout)[0]
+
+
+def stop_all(children: Sequence[Child], timeout: float = 30.0) -> dict[str, int | None]:
+    """Stop every child at once (their graceful stops overlap); each one's exit code by name."""
+    codes = stop_processes(*(child.process for child in children), timeout=timeout)
+    return {child.name: code for child, code in zip(children, codes, strict=True)}
+
+
+def start_executors(
+    count: int,
+    *,
+    options: Sequence[str],
+    env: dict[str, str],
+    log_dir: Path,
+    name: str = "executor",
+    worker: str = "bench",
+) -> list[Child]:
+    """`count` real `run_executor` processes, `<name>-<n>` logging to `<log_dir>/<name>-<n>.log`, ids `<worker>-<n>`."""
+    return [
+        Child(
+            f"{name}-{n}",
+            [*MANAGE, "run_executor", "--worker-id", f"{worker}-{n}", *options],
+            env=env,
+            log_dir=log_dir,
+        )
+        for n in range(count)
+    ]

@@ -9,6 +9,7 @@ against ~60 µs for aiohttp's server on the same machine. Chunked bodies are
 refused (400, connection closed): no client of the benches sends them.
 
 Run: `python -m bench.receiver --port 0`; the first line on stdout is the port.
+`Receiver` does that from a bench, and reads the record back.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
-from collections.abc import Callable
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok"
 BAD = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
@@ -105,6 +110,53 @@ class ReceiverProtocol(asyncio.Protocol):
         if self.transport is not None:
             self.transport.write(b"".join(answers) + BAD)
             self.transport.close()
+
+
+class Receiver:
+    """This receiver as a child process of a bench (its log `<log_dir>/receiver-<name>.log`), and its record."""
+
+    def __init__(self, log_dir: Path, name: str) -> None:
+        from bench.procs import ROOT, Child  # the bench's side only: the server itself imports nothing of the apps
+
+        self.child = Child(
+            f"receiver-{name}",
+            [sys.executable, "-u", "-m", "bench.receiver", "--port", "0"],
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            log_dir=log_dir,
+        )
+        deadline = time.monotonic() + 30
+        while not self.child.log().strip():
+            if time.monotonic() > deadline or self.child.exited():
+                raise RuntimeError(f"the receiver did not start: {self.child.log()}")
+            time.sleep(0.02)
+        self.port = int(self.child.log().split()[0])
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+
+    def _get(self, path: str) -> Any:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=60) as answer:
+            return json.loads(answer.read())
+
+    def count(self) -> int:
+        return int(self._get("/__count"))
+
+    def report(self) -> list[tuple[float, str, str, str]]:
+        """(arrival, Idempotency-Key, X-Scheduled-At, X-Bench-Task) of every call so far."""
+        return [tuple(row) for row in self._get("/__report")]
+
+    def wait_for(self, calls: int, *, timeout: float, alive: Sequence[Any] = ()) -> bool:
+        """Until `calls` calls arrived (True) or `timeout` passed (False); raise when a child in `alive` exits."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.count() >= calls:
+                return True
+            for child in alive:
+                if child.exited():
+                    raise RuntimeError(f"{child.name} exited early; see {child.log_path}")
+            time.sleep(0.2)
+        return False
+
+    def stop(self) -> None:
+        self.child.stop(5)
 
 
 async def serve(host: str, port: int) -> None:

@@ -37,22 +37,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--batch and --rounds at least 1; --database letters, digits and _")
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
-    url = os.environ.get("DATABASE_URL", "mysql://root@127.0.0.1:3306/jobsched")
-    os.environ["DATABASE_URL"] = url.rsplit("/", 1)[0] + "/" + options.database
     import django
 
     django.setup()
-    from django.core.management import call_command
     from django.db import connection
     from django.utils import timezone
 
+    from bench.database import use_database
     from jobs.models import Job
     from jobs.queue import JobResult, Outcome, record_results, statements
     from jobsched_project.ids import new_id
     from tests.factories import make_task
 
-    call_command("ensure_database")
-    call_command("migrate", verbosity=0)
+    use_database(options.database)
     shipped = statements.STATEMENTS["result_write"]
     # The statement as before the attempt log: the same text without the attempts assignment.
     before_text = re.sub(r"SET -- The attempt log.*?\),\n    j\.status", "SET j.status", shipped.tail, flags=re.S)

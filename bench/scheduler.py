@@ -14,22 +14,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import MySQLdb
-from django.conf import settings
-from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from bench.database import insert_tasks, use_database
+from bench.procs import MANAGE, Child, stop_all
 from jobsched_project.database import database_url_for
-from jobsched_project.ids import new_id
 from workers.loop import StopFlag, WorkerLoop
 from workers.scheduler import DEFAULT_BATCH_SIZE, Scheduler
 
@@ -39,19 +35,12 @@ TARGET_JOBS_PER_SECOND = 10_000
 TWO_VS_ONE_TOLERANCE = 0.10
 CRONS = ("* * * * *", "*/5 * * * *", "0 * * * *", "30 9 * * 1-5")
 ZONES = ("UTC", "Europe/Madrid", "America/New_York")
-INSERT_CHUNK = 5_000
 IDLE_SECONDS = 0.05
 POLL_SECONDS = 0.02
 # Time between making the tasks due and their second; only the time after that second is
 # measured, so a generous lead costs nothing and keeps a busy machine from failing the run.
 LEAD_SECONDS = 3.0
 FAR_FUTURE = datetime(2100, 1, 1)
-TASK_COLUMNS = (
-    "id, tenant_id, name, http_url, http_method, http_headers, http_body, cron_expression, timezone, "
-    "timeout_seconds, max_attempts, backoff_base_seconds, priority, status, version, next_run_at, "
-    "created_at, updated_at"
-)
-TASK_ROW = "(%s, %s, %s, %s, 'POST', '{}', %s, %s, %s, 30, 5, 10, 5, 'active', 1, %s, NOW(6), NOW(6))"
 
 
 class Command(BaseCommand):
@@ -197,17 +186,7 @@ def _use_bench_database(name: str) -> str:
     """Point the default connection at the benchmark database, created and migrated if missing."""
     if "bench" not in name or not name.replace("_", "").isalnum():
         raise CommandError(f"--database: {name!r} is emptied between runs, so its name must contain 'bench'")
-    db = settings.DATABASES["default"]
-    server = MySQLdb.connect(
-        host=db["HOST"] or "127.0.0.1", port=int(db["PORT"] or 3306), user=db["USER"], password=db["PASSWORD"] or ""
-    )
-    with server.cursor() as cursor:
-        cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
-    server.close()
-    connection.close()
-    db["NAME"] = name
-    connection.settings_dict["NAME"] = name
-    call_command("migrate", verbosity=0, interactive=False)
+    use_database(name)
     return name
 
 
@@ -225,22 +204,21 @@ def _reset_tables() -> None:
 
 def _insert_tasks(count: int, tenants: int) -> None:
     """Multi-row INSERTs of `count` active tasks across tenants, crons and zones, not yet due."""
+    rows = (
+        (
+            f"bench-tenant-{n % tenants}",
+            f"bench task {n}",
+            f"https://example.com/hook/{n % 97}",
+            "{}",
+            f'{{"n": {n}}}',
+            CRONS[n % len(CRONS)],
+            ZONES[n % len(ZONES)],
+            FAR_FUTURE,
+        )
+        for n in range(count)
+    )
     with connection.cursor() as cursor:
-        for start in range(0, count, INSERT_CHUNK):
-            size = min(INSERT_CHUNK, count - start)
-            params: list = []
-            for n in range(start, start + size):
-                params += (
-                    new_id().bytes,
-                    f"bench-tenant-{n % tenants}",
-                    f"bench task {n}",
-                    f"https://example.com/hook/{n % 97}",
-                    f'{{"n": {n}}}',
-                    CRONS[n % len(CRONS)],
-                    ZONES[n % len(ZONES)],
-                    FAR_FUTURE,
-                )
-            cursor.execute(f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES {', '.join([TASK_ROW] * size)}", params)
+        insert_tasks(cursor, rows)
 
 
 def _make_all_due() -> datetime:
@@ -341,53 +319,29 @@ class _SchedulerProcesses:
             "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "jobsched_project.settings"),
             "LOG_LEVEL": "INFO",
         }
-        self.command = [
-            sys.executable,
-            str(Path(settings.BASE_DIR) / "manage.py"),
-            "run_scheduler",
-            "--batch-size",
-            str(batch_size),
-            "--lookahead",
-            "0",
-            "--idle-seconds",
-            str(IDLE_SECONDS),
-        ]
+        self.command = [*MANAGE, "run_scheduler", "--batch-size", str(batch_size), "--lookahead", "0"]
+        self.command += ["--idle-seconds", str(IDLE_SECONDS)]
         self.count = processes
-        self.children: list[subprocess.Popen] = []
+        self.children: list[Child] = []
         # Logs go to files, not pipes: nobody reads a pipe during the run, and a full one
         # (64 KiB, ~250 ticks) would block the scheduler on its next log line.
         self.log_dir = tempfile.TemporaryDirectory(prefix="bench-scheduler-")
-        self.logs = [Path(self.log_dir.name) / f"run_scheduler-{n}.log" for n in range(processes)]
 
     def start(self) -> None:
-        for log_path in self.logs:
-            with open(log_path, "wb") as log:  # the child keeps its own descriptor; we read by path
-                child = subprocess.Popen(self.command, env=self.env, stdout=subprocess.DEVNULL, stderr=log)
-            self.children.append(child)
-        deadline = time.monotonic() + 60
-        for child, log_path in zip(self.children, self.logs, strict=True):
-            while "event=start" not in log_path.read_text():  # logged once its loop runs
-                if child.poll() is not None:
-                    raise CommandError(
-                        f"a run_scheduler process exited early ({child.returncode}): {log_path.read_text()}"
-                    )
-                if time.monotonic() > deadline:
-                    raise CommandError("a run_scheduler process did not start within 60 s")
-                time.sleep(POLL_SECONDS)
+        log_dir = Path(self.log_dir.name)
+        self.children = [
+            Child(f"run_scheduler-{n}", self.command, env=self.env, log_dir=log_dir) for n in range(self.count)
+        ]
+        try:
+            for child in self.children:
+                child.wait_for_log("event=start", timeout=60)  # logged once its loop runs
+        except RuntimeError as exc:
+            raise CommandError(f"a run_scheduler process did not start: {exc}") from exc
 
     def stop(self) -> tuple[int, list[int]]:
         """Stop the processes; the number of ticks that found tasks and each one's statement count."""
-        for child in self.children:
-            child.terminate()
-        for child in self.children:
-            try:
-                child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-        statements = [
-            int(fields["statements"]) for log_path in self.logs for fields in _tick_fields(log_path.read_text())
-        ]
+        stop_all(self.children)
+        statements = [int(fields["statements"]) for child in self.children for fields in _tick_fields(child.log())]
         self.log_dir.cleanup()
         return len(statements), statements
 

@@ -27,9 +27,8 @@ import platform
 import signal
 import sys
 import time
-import urllib.request
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,14 +40,7 @@ SYSTEMS = ("jobsched", "jobsched-httpx", "celery")
 CRONS = ("0 0 1 1 *", "30 6 1 7 *", "15 12 15 3 *", "45 18 1 10 *")  # yearly: never again during a bench
 ZONES = ("UTC", "Europe/Madrid", "America/New_York", "Asia/Tokyo", "Australia/Sydney")
 FAR_FUTURE = datetime(2100, 1, 1)
-INSERT_CHUNK = 5000
 CALIBRATION_MESSAGES = 500
-TASK_COLUMNS = (
-    "id, tenant_id, name, http_url, http_method, http_headers, http_body, cron_expression, timezone, "
-    "timeout_seconds, max_attempts, backoff_base_seconds, priority, status, version, next_run_at, "
-    "created_at, updated_at"
-)
-TASK_ROW = "(%s, %s, %s, %s, 'POST', %s, %s, %s, %s, 30, 5, 10, 5, 'active', 1, %s, NOW(6), NOW(6))"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -94,114 +86,44 @@ def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-# -- the receiver ----------------------------------------------------------------------------
-
-
-class Receiver:
-    def __init__(self, log_dir: Path, name: str) -> None:
-        from .procs import Child
-
-        self.child = Child(
-            f"receiver-{name}",
-            [sys.executable, "-u", "-m", "bench.receiver", "--port", "0"],
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            log_dir=log_dir,
-        )
-        deadline = time.monotonic() + 30
-        while not self.child.log().strip():
-            if time.monotonic() > deadline or self.child.process.poll() is not None:
-                raise RuntimeError(f"the receiver did not start: {self.child.log()}")
-            time.sleep(0.02)
-        self.port = int(self.child.log().split()[0])
-        self.url = f"http://127.0.0.1:{self.port}/hook"
-
-    def _get(self, path: str) -> Any:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=60) as answer:
-            return json.loads(answer.read())
-
-    def count(self) -> int:
-        return int(self._get("/__count"))
-
-    def report(self) -> list[tuple[float, str, str, str]]:
-        return [tuple(row) for row in self._get("/__report")]
-
-    def wait_for(self, calls: int, *, timeout: float, alive: Sequence[Any] = ()) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.count() >= calls:
-                return True
-            for child in alive:
-                if child.process.poll() is not None:
-                    raise RuntimeError(f"{child.name} exited early; see {child.log_path}")
-            time.sleep(0.2)
-        return False
-
-    def stop(self) -> None:
-        self.child.stop(5)
-
-
 # -- jobsched ----------------------------------------------------------------------------------
 
 
-def _connect(name: str):
-    import MySQLdb
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    return MySQLdb.connect(
-        host=db["HOST"] or "127.0.0.1",
-        port=int(db["PORT"] or 3306),
-        user=db["USER"],
-        password=db["PASSWORD"] or "",
-        database=name,
-        charset="utf8mb4",
-        binary_prefix=True,
-        autocommit=True,
-        init_command="SET time_zone='+00:00'",
+def _task_rows(*, tasks: int, tenants: int, url: str) -> Iterator[tuple]:
+    """The N tasks, not yet due: tenants, crons and zones in turn, each call naming its task (X-Bench-Task)."""
+    return (
+        (
+            f"bench-tenant-{n % tenants:03d}",
+            f"bench task {n}",
+            url,
+            json.dumps({"X-Bench-Task": str(n), "Content-Type": "application/json"}),
+            json.dumps({"n": n}),
+            CRONS[n % len(CRONS)],
+            ZONES[n % len(ZONES)],
+            FAR_FUTURE,
+        )
+        for n in range(tasks)
     )
-
-
-def _insert_tasks(cursor, *, tasks: int, tenants: int, url: str) -> None:
-    from jobsched_project.ids import new_id
-
-    for start in range(0, tasks, INSERT_CHUNK):
-        size = min(INSERT_CHUNK, tasks - start)
-        params: list[object] = []
-        for n in range(start, start + size):
-            params += (
-                new_id().bytes,
-                f"bench-tenant-{n % tenants:03d}",
-                f"bench task {n}",
-                url,
-                json.dumps({"X-Bench-Task": str(n), "Content-Type": "application/json"}),
-                json.dumps({"n": n}),
-                CRONS[n % len(CRONS)],
-                ZONES[n % len(ZONES)],
-                FAR_FUTURE,
-            )
-        cursor.execute(f"INSERT INTO tasks ({TASK_COLUMNS}) VALUES {', '.join([TASK_ROW] * size)}", params)
 
 
 def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dict[str, Any]:
     """The real processes on N tasks due at one second; the figures of that run."""
-    import subprocess
-
     from jobsched_project.database import database_url_for
 
+    from .database import connect, db_now, insert_tasks, use_database, whole_second_after
     from .figures import cpu_figures, fire_figures
-    from .procs import Child, cpu_seconds, pid_named
+    from .procs import MANAGE, Child, cpu_seconds, pid_named, start_executors, stop_all
+    from .receiver import Receiver
 
     name = args.database
+    use_database(name)
     env = {
         **os.environ,
         "DATABASE_URL": database_url_for(name),
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "tests.settings"),
         "LOG_LEVEL": "INFO",
     }
-    manage = [sys.executable, str(ROOT / "manage.py")]
-    for command in (["ensure_database"], ["migrate", "--noinput", "-v0"]):
-        subprocess.run([*manage, *command], env=env, check=True, cwd=ROOT)
-    conn = _connect(name)
+    conn = connect(name)
     cursor = conn.cursor()
     cursor.execute("SELECT VERSION()")
     (server_version,) = cursor.fetchone()
@@ -210,20 +132,12 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
     receiver = Receiver(log_dir, engine)
     env["EGRESS_ALLOWLIST"] = f"127.0.0.1:{receiver.port}"
     log(f"jobsched ({engine}): inserting {args.tasks} tasks for {args.tenants} tenants ...")
-    _insert_tasks(cursor, tasks=args.tasks, tenants=args.tenants, url=receiver.url)
+    insert_tasks(cursor, _task_rows(tasks=args.tasks, tenants=args.tenants, url=receiver.url))
 
     executor_options = ["--concurrency", str(args.concurrency), "--http-engine", engine, *args.executor_args.split()]
-    children = [Child("scheduler", [*manage, "run_scheduler"], env=env, log_dir=log_dir)]
-    children += [
-        Child(
-            f"executor-{n}",
-            [*manage, "run_executor", "--worker-id", f"bench-{n}", *executor_options],
-            env=env,
-            log_dir=log_dir,
-        )
-        for n in range(args.executors)
-    ]
-    children.append(Child("reconciler", [*manage, "run_reconciler"], env=env, log_dir=log_dir))
+    children = [Child("scheduler", [*MANAGE, "run_scheduler"], env=env, log_dir=log_dir)]
+    children += start_executors(args.executors, options=executor_options, env=env, log_dir=log_dir)
+    children.append(Child("reconciler", [*MANAGE, "run_reconciler"], env=env, log_dir=log_dir))
     database_pid = pid_named("mariadbd", "mysqld")
     profiler: Child | None = None
     try:
@@ -239,10 +153,8 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
             profiler = Child("py-spy", [*command, "--format", "raw", "-o", str(profile_path)], env=env, log_dir=log_dir)
         cpu_before = {label: cpu_seconds(pid) for label, pid in watched.items()}
         load_before = os.getloadavg()
-        cursor.execute("SELECT NOW(6)")
-        (db_now,) = cursor.fetchone()
-        due = datetime.fromtimestamp(math.ceil(db_now.replace(tzinfo=UTC).timestamp() + args.lead_seconds), UTC)
-        due_naive = due.replace(tzinfo=None)
+        due_naive = whole_second_after(db_now(cursor), args.lead_seconds)
+        due = due_naive.replace(tzinfo=UTC)
         cursor.execute("UPDATE tasks SET next_run_at = %s", [due_naive])
         log(f"jobsched ({engine}): {args.tasks} tasks due at {due.isoformat()}")
 
@@ -255,7 +167,7 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
             if jobs >= args.tasks:
                 last_job_existed = (now - due_naive).total_seconds()
                 break
-            if any(child.process.poll() is not None for child in children):
+            if any(child.exited() for child in children):
                 break
             time.sleep(0.05)
         complete = receiver.wait_for(args.tasks, timeout=max(1.0, deadline - time.monotonic()), alive=children)
@@ -279,7 +191,7 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
         if profiler is not None:
             profiler.process.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
             profiler.process.wait(30)
-        exits = {child.name: child.stop() for child in children}
+        exits = stop_all(children)
         arrivals = receiver.report()
         receiver.stop()
         conn.close()
@@ -317,6 +229,7 @@ def run_celery(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
 
     from .figures import cpu_figures, fire_figures
     from .procs import Child, cpu_seconds, descendants
+    from .receiver import Receiver
     from .redis_server import RedisServer
 
     queue = f"jobsched-bench-{os.getpid()}"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from typing import Any
 
 from django.urls import reverse
 from django.utils import timezone
@@ -23,6 +22,7 @@ from rest_framework.views import APIView
 from jobsched_project.auth import tenant_of
 from jobsched_project.ids import parse_id
 from jobsched_project.problems import Problem, not_found
+from jobsched_project.serializers import StrictSerializer
 from signing import selectors, services
 from signing.models import SigningSecret
 
@@ -30,20 +30,13 @@ _PROBLEM = OpenApiResponse(description="application/problem+json")
 MAX_PREVIOUS_EXPIRES_IN_SECONDS = 7 * 24 * 3600
 
 
-class SigningSecretInput(serializers.Serializer):
+class SigningSecretInput(StrictSerializer):
     previous_expires_in_seconds = serializers.IntegerField(
         min_value=0,
         max_value=MAX_PREVIOUS_EXPIRES_IN_SECONDS,
         default=int(services.DEFAULT_PREVIOUS_EXPIRES_IN.total_seconds()),
         help_text="how long the tenant's current secret keeps signing beside the new one (0: stop now)",
     )
-
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(str(key) for key in data if key not in self.fields)
-            if unknown:
-                raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
-        return super().to_internal_value(data)
 
 
 class SigningSecretOutput(serializers.Serializer):

@@ -19,6 +19,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
+from jobsched_project.serializers import StrictSerializer
 from tasks import egress, health, schedule, services
 from tasks.headers import HeaderError, validate_headers
 from tasks.models import HttpMethod, MissedRuns, Task
@@ -64,20 +65,6 @@ def _storable_text(value: str) -> str:
     except UnicodeEncodeError:
         raise serializers.ValidationError("must be valid Unicode text") from None
     return value
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuse unknown keys by name (a "tenant_id" in the body included): a typo
-    silently ignored would leave a task that is not what the tenant meant."""
-
-    ignored_keys: frozenset[str] = frozenset()
-
-    def to_internal_value(self, data: Any) -> dict[str, Any]:
-        if isinstance(data, dict):
-            unknown = sorted(str(key) for key in data if key not in self.fields and key not in self.ignored_keys)
-            if unknown:
-                raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
-        return super().to_internal_value(data)
 
 
 class StrictDateTimeField(serializers.DateTimeField):

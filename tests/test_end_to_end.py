@@ -8,30 +8,18 @@ retry through the API gives it a fresh budget under the same job id.
 
 from __future__ import annotations
 
-import signal
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from jobs.models import Job, JobStatus
-from tests.processes import child_env, start_manage, wait_until
+from tests.end_to_end import every_loop, one_shot
+from tests.processes import child_env, wait_until
 from tests.receivers import Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 TENANT = "tenant-e2e"
-
-
-def _one_shot(client, name: str, url: str, run_at: datetime, **fields):
-    body = {
-        "name": name,
-        "schedule": {"run_at": run_at.isoformat().replace("+00:00", "Z")},
-        "http": {"url": url, "method": "POST", "headers": {"X-Order": name}, "body": "hello"},
-        **fields,
-    }
-    response = client.post("/v1/tasks", body, format="json")
-    assert response.status_code == 201, response.json()
-    return response.json()
 
 
 def test_a_task_flows_from_the_api_through_every_loop_to_history_and_the_dlq(tenant_client, settings, tmp_path):
@@ -40,27 +28,19 @@ def test_a_task_flows_from_the_api_through_every_loop_to_history_and_the_dlq(ten
         settings.EGRESS_ALLOWLIST = allow
         client = tenant_client(TENANT)
         run_at = (datetime.now(UTC) + timedelta(seconds=3)).replace(microsecond=0)
-        ok = _one_shot(client, "ok", receiver.url("/hello"), run_at)
-        failing = _one_shot(
-            client, "failing", receiver.url("/status/500"), run_at, max_attempts=2, backoff_base_seconds=1
+        ok = one_shot(client, "ok", receiver.url("/hello"), run_at, headers={"X-Order": "ok"})
+        failing = one_shot(
+            client,
+            "failing",
+            receiver.url("/status/500"),
+            run_at,
+            headers={"X-Order": "failing"},
+            max_attempts=2,
+            backoff_base_seconds=1,
         )
 
         env = child_env(EGRESS_ALLOWLIST=allow, ARCHIVE_SUCCEEDED_AFTER_SECONDS="1")
-        loops = {
-            "scheduler": start_manage(
-                "run_scheduler", "--idle-seconds", "0.2", env=env, log_path=tmp_path / "scheduler.log"
-            ),
-            "executor": start_manage(
-                "run_executor", "--idle-seconds", "1", "--grace", "5", env=env, log_path=tmp_path / "executor.log"
-            ),
-            "reconciler": start_manage(
-                "run_reconciler", "--idle-seconds", "1", env=env, log_path=tmp_path / "reconciler.log"
-            ),
-            "archiver": start_manage(
-                "run_archiver", "--idle-seconds", "0.5", env=env, log_path=tmp_path / "archiver.log"
-            ),
-        }
-        try:
+        with every_loop(env, tmp_path):
             # The success: fired on its second with our headers, then archived to history.
             wait_until(lambda: receiver.received("/hello"), timeout=60, what="the call to /hello")
             (call,) = receiver.received("/hello")
@@ -98,10 +78,3 @@ def test_a_task_flows_from_the_api_through_every_loop_to_history_and_the_dlq(ten
             calls = receiver.received("/status/500")
             assert [c.headers["X-Attempt"] for c in calls] == ["1", "2", "3", "4"]
             assert {c.headers["Idempotency-Key"] for c in calls} == {dead_id}
-        finally:
-            for process in loops.values():
-                process.send_signal(signal.SIGTERM)
-            exits = {name: process.wait(timeout=30) for name, process in loops.items()}
-    logs = {name: (tmp_path / f"{name}.log").read_text() for name in loops}
-    assert exits == dict.fromkeys(loops, 0), logs
-    assert all("Traceback" not in text for text in logs.values()), logs

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import signal
 import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -24,8 +23,9 @@ from history.cassandra_store import CassandraHistoryStore, bucket_of
 from history.stores import set_history_store
 from jobs.models import Job, JobStatus
 from tests.cassandra_node import REQUIRED, TEST_KEYSPACE, hosts, needs_cassandra, node_is_ours, start_node, stop_node
+from tests.end_to_end import every_loop, iso, one_shot
 from tests.factories import finished_job, make_task
-from tests.processes import child_env, start_manage, wait_until
+from tests.processes import child_env, run_manage, start_manage, wait_until
 from tests.receivers import Receiver
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cassandra, needs_cassandra]
@@ -49,22 +49,6 @@ def cassandra_history(settings, cassandra_session):
         "HISTORY_TTL_SECONDS": str(TTL),
     }
     set_history_store(None)
-
-
-def _one_shot(client, name: str, url: str, run_at: datetime, **fields):
-    body = {
-        "name": name,
-        "schedule": {"run_at": _iso(run_at)},
-        "http": {"url": url, "method": "POST", "headers": {}, "body": "hello"},
-        **fields,
-    }
-    response = client.post("/v1/tasks", body, format="json")
-    assert response.status_code == 201, response.json()
-    return response.json()
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def _row(session, job):
@@ -101,8 +85,8 @@ def test_jobs_flow_through_every_loop_into_cassandra_and_read_back_merged_with_m
         settings.EGRESS_ALLOWLIST = allow
         client = tenant_client(TENANT)
         run_at = (datetime.now(UTC) + timedelta(seconds=3)).replace(microsecond=0)
-        ok = _one_shot(client, "ok", receiver.url("/hello"), run_at)
-        failing = _one_shot(
+        ok = one_shot(client, "ok", receiver.url("/hello"), run_at)
+        failing = one_shot(
             client, "failing", receiver.url("/status/500"), run_at, max_attempts=2, backoff_base_seconds=1
         )
 
@@ -112,19 +96,7 @@ def test_jobs_flow_through_every_loop_into_cassandra_and_read_back_merged_with_m
             ARCHIVE_DEAD_AFTER_SECONDS="8",  # long enough for the DLQ retry below, short for the test
             **cassandra_history,
         )
-        loops = {
-            "scheduler": start_manage("run_scheduler", "--idle", "0.2", env=env, log_path=tmp_path / "scheduler.log"),
-            "executor": start_manage(
-                "run_executor", "--poll", "1", "--grace", "5", env=env, log_path=tmp_path / "executor.log"
-            ),
-            "reconciler": start_manage(
-                "run_reconciler", "--interval", "1", env=env, log_path=tmp_path / "reconciler.log"
-            ),
-            "archiver": start_manage(
-                "run_archiver", "--idle-seconds", "0.5", env=env, log_path=tmp_path / "archiver.log"
-            ),
-        }
-        try:
+        with every_loop(env, tmp_path):
             # The success: fired, then moved to Cassandra and gone from MySQL.
             wait_until(lambda: receiver.received("/hello"), timeout=60, what="the call to /hello")
             ok_job_id = receiver.received("/hello")[0].headers["Idempotency-Key"]
@@ -142,7 +114,7 @@ def test_jobs_flow_through_every_loop_into_cassandra_and_read_back_merged_with_m
             again_at = (datetime.now(UTC) + timedelta(seconds=2)).replace(microsecond=0)
             patched = client.patch(
                 f"/v1/tasks/{ok['id']}",
-                {"schedule": {"run_at": _iso(again_at)}, "http": {"url": receiver.url("/slow/30"), "method": "POST"}},
+                {"schedule": {"run_at": iso(again_at)}, "http": {"url": receiver.url("/slow/30"), "method": "POST"}},
                 format="json",
                 HTTP_IF_MATCH=f'"{ok["version"]}"',
             )
@@ -181,24 +153,10 @@ def test_jobs_flow_through_every_loop_into_cassandra_and_read_back_merged_with_m
             assert row.error_written is not None  # a dead job's error was written
             assert [j["id"] for j in client.get(f"/v1/tasks/{failing['id']}/history").json()["results"]] == [dead["id"]]
             assert client.post(f"/v1/jobs/{dead['id']}/retry").status_code == 404  # archived: no longer retryable
-        finally:
-            for process in loops.values():
-                process.send_signal(signal.SIGTERM)
-            exits = {name: process.wait(timeout=30) for name, process in loops.items()}
-    logs = {name: (tmp_path / f"{name}.log").read_text() for name in loops}
-    assert exits == dict.fromkeys(loops, 0), logs
-    assert all("Traceback" not in text for text in logs.values()), logs
 
 
 def _run_archiver_once(history_backend: str, extra_env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "manage.py", "run_archiver", "--once"],
-        cwd=ROOT,
-        env=child_env(**{**extra_env, "HISTORY_BACKEND": history_backend}),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_manage("run_archiver", "--once", env=child_env(**{**extra_env, "HISTORY_BACKEND": history_backend}))
 
 
 def test_an_archiver_killed_between_the_cassandra_write_and_the_mysql_delete_loses_and_duplicates_nothing(

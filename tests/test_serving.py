@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from django.conf import settings
 
+from tests.processes import run_manage
 from tests.serving import get, gunicorn, production_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,14 +16,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def static_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("static")
     env = production_env(STATIC_ROOT=str(root))
-    result = subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_manage("collectstatic", "--noinput", "-v0", env=env)
     assert result.returncode == 0, result.stderr
     return root
 
@@ -75,14 +66,7 @@ def test_migrate_creates_the_throttle_cache_table(tmp_path):
     table = "jobsched_throttle_migrate_check"
     env = production_env(THROTTLE_CACHE_URL=f"dbcache://{table}")
     try:
-        result = subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-            cwd=settings.BASE_DIR,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = run_manage("migrate", "--noinput", "-v0", env=env)
         assert result.returncode == 0, result.stderr
         assert table in connection.introspection.table_names()
     finally:

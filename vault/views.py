@@ -12,6 +12,7 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.fields import empty
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,23 +20,24 @@ from rest_framework.views import APIView
 from jobsched_project.auth import tenant_of
 from jobsched_project.params import invalid_param
 from jobsched_project.problems import Problem, not_found
+from jobsched_project.serializers import StrictSerializer
 from vault import rules, selectors, services
 from vault.models import TenantSecret
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")
 
 
-class SecretInput(serializers.Serializer):
-    value = serializers.CharField(trim_whitespace=False, write_only=True, help_text=rules.VALUE_RULE)
+class _TextField(serializers.CharField):
+    """Text only ("must be a string", null included): CharField would take 123 and store "123"."""
 
-    def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict):
-            unknown = sorted(str(key) for key in data if key != "value")
-            if unknown:
-                raise serializers.ValidationError({key: ["unknown field"] for key in unknown})
-            if "value" in data and not isinstance(data["value"], str):
-                raise serializers.ValidationError({"value": ["must be a string"]})  # CharField would take 123
-        return super().to_internal_value(data)
+    def run_validation(self, data: Any = empty) -> Any:
+        if data is not empty and not isinstance(data, str):
+            raise serializers.ValidationError("must be a string")
+        return super().run_validation(data)
+
+
+class SecretInput(StrictSerializer):
+    value = _TextField(trim_whitespace=False, write_only=True, help_text=rules.VALUE_RULE)
 
     def validate_value(self, value: str) -> str:
         if not rules.is_valid_value(value):

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 from django.conf import settings
 from django.core.management import get_commands
 
-from tests.processes import child_env
-from tests.workers.scheduler_processes import ROOT
+from tests.bench.runs import run_bench_command
 
 
 def test_the_production_apps_hold_no_benchmark_command():
@@ -18,13 +14,6 @@ def test_the_production_apps_hold_no_benchmark_command():
 
 
 def test_bench_settings_add_the_bench_commands():
-    listed = subprocess.run(
-        [sys.executable, "manage.py", "help", "--commands"],
-        cwd=ROOT,
-        env=child_env(DJANGO_SETTINGS_MODULE="bench.settings"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    listed = run_bench_command("help", "--commands", timeout=60)
     assert listed.returncode == 0, listed.stderr
     assert {"bench_scheduler", "bench_executor"} <= set(listed.stdout.split())

@@ -5,38 +5,19 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
-from tests.processes import child_env, start_manage
+from tests.bench.runs import run_bench_command
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def bench_database():
-    name = settings.DATABASES["default"]["NAME"] + "_benchfair"
-    yield name
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-
-
 def test_the_benchmark_measures_the_claim_and_both_modes_and_writes_its_figures(bench_database, tmp_path):
     output = tmp_path / "fairness.json"
-    log = tmp_path / "bench.log"
     args = ["--burst", "300", "--small-jobs", "2", "--concurrency", "50", "--future-jobs", "500"]
     args += ["--claim-tenants", "50", "--claim-samples", "1", "--lead-seconds", "3"]
-    bench = start_manage(
-        "bench_fairness",
-        *args,
-        "--database",
-        bench_database,
-        "--out",
-        str(output),
-        env=child_env(DJANGO_SETTINGS_MODULE="bench.settings"),
-        log_path=log,
-    )
-    assert bench.wait(300) == 0, log.read_text()
+    args += ["--database", bench_database("_benchfair"), "--out", str(output)]
+    finished = run_bench_command("bench_fairness", *args, timeout=300)
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
     figures = json.loads(output.read_text())
     cost = figures["claim_cost"]
     assert cost["empty_poll_ms"] > 0 and cost["fair"]["jobs_per_claim_p50"] == 3 * 50 + 300
@@ -48,8 +29,7 @@ def test_the_benchmark_measures_the_claim_and_both_modes_and_writes_its_figures(
     assert "tenant_a_drain_on_vs_off" in figures
 
 
-def test_bad_modes_are_refused(tmp_path):
-    bench = start_manage(
-        "bench_fairness", "--modes", "sideways", env=child_env(DJANGO_SETTINGS_MODULE="bench.settings")
-    )
-    assert bench.wait(60) != 0
+def test_bad_modes_are_refused():
+    finished = run_bench_command("bench_fairness", "--modes", "sideways", timeout=60)
+    assert finished.returncode != 0
+    assert "--modes" in finished.stderr

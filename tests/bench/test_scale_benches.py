@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from bench.api import parse_wrk
 from bench.figures import bins_per_100ms, fire_figures
-from tests.processes import child_env
+from tests.bench.runs import run_bench
 
 WRK_OUTPUT = """Running 10s test @ http://127.0.0.1:8000/v1/tasks
   2 threads and 16 connections
@@ -60,24 +56,11 @@ def test_calls_are_binned_per_100_ms_from_the_first_to_the_last():
 
 
 @pytest.mark.django_db
-def test_the_empty_poll_bench_times_the_claim_with_nothing_due(tmp_path):
-    name = settings.DATABASES["default"]["NAME"] + "_emptypoll"
-    try:
-        done = subprocess.run(
-            [
-                *(sys.executable, "-m", "bench.empty_poll", "--future-jobs", "0,300", "--polls", "5"),
-                *("--single-query-polls", "2", "--database", name, "--out-dir", str(tmp_path)),
-            ],
-            env=child_env(),
-            cwd=settings.BASE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+def test_the_empty_poll_bench_times_the_claim_with_nothing_due(bench_database, tmp_path):
+    args = ["--future-jobs", "0,300", "--polls", "5", "--single-query-polls", "2"]
+    args += ["--database", bench_database("_emptypoll"), "--out-dir", str(tmp_path)]
+    done = run_bench("-m", "bench.empty_poll", *args, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads((tmp_path / "empty_poll.json").read_text())
     assert [row["future_jobs"] for row in result["results"]] == [0, 300]
     for row in result["results"]:

@@ -3,60 +3,20 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-import MySQLdb
 import pytest
-from django.conf import settings
 
-from tests.processes import child_env
-from tests.workers.scheduler_processes import ROOT
+from tests.bench.runs import run_bench_command
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def bench_database():
-    name = settings.DATABASES["default"]["NAME"] + "_bench"
-    yield name
-    db = settings.DATABASES["default"]
-    server = MySQLdb.connect(
-        host=db["HOST"] or "127.0.0.1", port=int(db["PORT"] or 3306), user=db["USER"], password=db["PASSWORD"] or ""
-    )
-    with server.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    server.close()
-
-
 def test_the_benchmark_checks_every_job_and_writes_its_figures(bench_database, tmp_path):
     output = tmp_path / "scheduler.json"
-    env = child_env(DJANGO_SETTINGS_MODULE="bench.settings")
+    args = ["--tasks", "300", "--batch-size", "100", "--repeat", "1", "--schedulers", "2"]
+    args += ["--database", bench_database("_bench"), "--output", str(output)]
 
-    finished = subprocess.run(
-        [
-            sys.executable,
-            "manage.py",
-            "bench_scheduler",
-            "--tasks",
-            "300",
-            "--batch-size",
-            "100",
-            "--repeat",
-            "1",
-            "--schedulers",
-            "2",
-            "--database",
-            bench_database,
-            "--output",
-            str(output),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    finished = run_bench_command("bench_scheduler", *args, timeout=180)
 
     assert finished.returncode == 0, finished.stderr
     report = json.loads(output.read_text())
@@ -72,16 +32,8 @@ def test_the_benchmark_checks_every_job_and_writes_its_figures(bench_database, t
 
 
 def test_the_benchmark_refuses_a_database_that_is_not_a_bench_one():
-    env = child_env(DJANGO_SETTINGS_MODULE="bench.settings")
-
-    finished = subprocess.run(
-        [sys.executable, "manage.py", "bench_scheduler", "--database", settings.DATABASES["default"]["NAME"]],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # Not the test database's name, which may contain "bench"; nor a real one, should the check ever fail.
+    finished = run_bench_command("bench_scheduler", "--database", "jobsched_unchecked", timeout=60)
 
     assert finished.returncode != 0
     assert "must contain 'bench'" in finished.stderr

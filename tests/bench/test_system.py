@@ -5,14 +5,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
-import subprocess
-import sys
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
-from tests.processes import child_env
+from tests.bench.runs import run_bench
 
 pytestmark = pytest.mark.django_db
 
@@ -22,32 +18,16 @@ HAS_CELERY_SIDE = bool(importlib.util.find_spec("celery") and importlib.util.fin
 HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
 
 
-@pytest.fixture
-def bench_database():
-    name = settings.DATABASES["default"]["NAME"] + "_sysbench"
-    yield name
-    with connection.cursor() as cursor:
-        cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
-
-
-def run_bench(*args: str, cwd) -> tuple[int, str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.system", *args],
-        env=child_env(),
-        cwd=settings.BASE_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=400,
-    )
-    return done.returncode, done.stdout
+def run_system(*args: str) -> tuple[int, str]:
+    done = run_bench("-m", "bench.system", *args, timeout=400)
+    return done.returncode, done.stdout + done.stderr
 
 
 def test_every_task_is_called_exactly_once_and_the_figures_are_written(bench_database, tmp_path):
     systems = "jobsched,celery" if HAS_CELERY_SIDE else "jobsched"
-    args = ["--tasks", "200", "--tenants", "7", "--lead-seconds", "6", "--database", bench_database]
+    args = ["--tasks", "200", "--tenants", "7", "--lead-seconds", "6", "--database", bench_database("_sysbench")]
     args += ["--systems", systems, "--out-dir", str(tmp_path), "--celery-concurrency", "2"]
-    code, output = run_bench(*args, *([] if HAS_MATPLOTLIB else ["--no-plots"]), cwd=tmp_path)
+    code, output = run_system(*args, *([] if HAS_MATPLOTLIB else ["--no-plots"]))
     assert code == 0, output
     result = json.loads((tmp_path / "system.json").read_text())
     assert result["tasks"] == 200
@@ -69,6 +49,6 @@ def test_every_task_is_called_exactly_once_and_the_figures_are_written(bench_dat
 
 
 def test_a_bad_option_is_refused_with_its_name(tmp_path):
-    code, output = run_bench("--systems", "sidekiq", "--out-dir", str(tmp_path), cwd=tmp_path)
+    code, output = run_system("--systems", "sidekiq", "--out-dir", str(tmp_path))
     assert code == 2
     assert "--systems" in output and "sidekiq" in output

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
 from jobs.services import RetryOutcome, job_retry
 from jobsched_project.ids import new_id
+from tests.concurrency import at_once
 from tests.factories import make_job, make_task
 
 pytestmark = pytest.mark.django_db
@@ -110,21 +110,7 @@ def test_a_dead_job_of_a_vanished_task_gets_one_more_attempt():
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_retries_of_one_dead_job_requeue_it_exactly_once():
     job = _dead_job(make_task())
-    outcomes: list[RetryOutcome] = []
-    barrier = threading.Barrier(4)
-
-    def retry() -> None:
-        try:
-            barrier.wait()
-            outcomes.append(job_retry(job_id=job.id, tenant_id="tenant-a"))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=retry) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = at_once(lambda: job_retry(job_id=job.id, tenant_id="tenant-a"), [()] * 4)
 
     assert sorted(o.value for o in outcomes) == ["not_dead", "not_dead", "not_dead", "requeued"]
     assert Job.objects.get(id=job.id).status == JobStatus.PENDING

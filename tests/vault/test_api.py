@@ -73,6 +73,7 @@ def test_delete_forgets_the_secret(tenant_client):
         {"value": "caf\u00e9"},
         {"value": "x" * 8193},
         {"value": 123},
+        {"value": None},
         {"value": "ok-value", "extra": 1},
         ["value"],
     ],

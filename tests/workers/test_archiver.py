@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
-import sys
 import threading
 
 import pytest
@@ -20,8 +19,7 @@ from jobs.models import Job, JobStatus
 from jobs.services import RetryOutcome, job_retry
 from tests.factories import finished_job, make_job, make_task
 from tests.history.conftest import make_record
-from tests.processes import child_env
-from tests.workers.scheduler_processes import ROOT
+from tests.processes import child_env, run_manage
 from workers.archiver import Archiver
 
 pytestmark = pytest.mark.django_db
@@ -209,14 +207,7 @@ def test_a_manual_retry_racing_the_archiver_keeps_the_job_in_the_queue():
 
 def run_archiver_once(history_backend: str) -> subprocess.CompletedProcess:
     """`manage.py run_archiver --once` as a real process, on the test database."""
-    return subprocess.run(
-        [sys.executable, "manage.py", "run_archiver", "--once"],
-        cwd=ROOT,
-        env=child_env(HISTORY_BACKEND=history_backend),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_manage("run_archiver", "--once", env=child_env(HISTORY_BACKEND=history_backend), timeout=60)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -14,6 +14,7 @@ from jobs.models import Job, JobStatus
 from jobs.queue import claim_due
 from jobs.queue.statements import QUERIES
 from jobsched_project.ids import new_id
+from tests.concurrency import at_once
 from tests.factories import make_job, make_task
 from tests.workers.executor_db import bulk_jobs, db_now
 
@@ -84,25 +85,12 @@ def test_a_claim_carries_the_request_snapshot():
 def test_four_executors_over_5000_jobs_claim_disjoint_sets():
     ids = set(bulk_jobs(5000, next_attempt_at=db_now() - timedelta(seconds=1)))
     claims: dict[str, list] = {f"w-{n}": [] for n in range(4)}
-    errors: list[BaseException] = []
-    start = threading.Barrier(4)
 
     def executor(worker_id: str) -> None:
-        try:
-            start.wait()
-            while batch := claim_due(worker_id=worker_id, limit=100, lookahead_seconds=1):
-                claims[worker_id].extend((job.id, job.attempt) for job in batch)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
+        while batch := claim_due(worker_id=worker_id, limit=100, lookahead_seconds=1):
+            claims[worker_id].extend((job.id, job.attempt) for job in batch)
 
-    threads = [threading.Thread(target=executor, args=(worker_id,)) for worker_id in claims]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(120)
-    assert errors == []
+    at_once(executor, [(worker_id,) for worker_id in claims], timeout=120)
     everything = [job_id for batch in claims.values() for job_id, _ in batch]
     assert len(everything) == len(set(everything)) == 5000  # no job claimed twice
     assert set(everything) == ids

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
 from datetime import timedelta
 
@@ -15,6 +14,7 @@ from jobs.models import Job, JobStatus
 from jobs.queue import claims
 from jobs.queue.claims import claim_due, claim_fair_share
 from tasks.models import TenantLimits
+from tests.concurrency import at_once
 from tests.workers.executor_db import bulk_jobs, db_now
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -154,25 +154,12 @@ def test_concurrent_claims_for_a_capped_tenant_never_pass_its_cap():
     now = db_now() - timedelta(seconds=1)
     TenantLimits.objects.create(tenant_id="tenant-a", max_running_jobs=5)
     bulk_jobs(200, tenant_id="tenant-a", next_attempt_at=now)
-    start = threading.Barrier(4)
-    errors: list[BaseException] = []
 
     def executor(worker_id: str) -> None:
-        try:
-            start.wait()
-            for _ in range(5):
-                claim_fair_share(worker_id=worker_id, limit=5, lookahead_seconds=1, cursor=TenantCursor())
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
+        for _ in range(5):
+            claim_fair_share(worker_id=worker_id, limit=5, lookahead_seconds=1, cursor=TenantCursor())
 
-    threads = [threading.Thread(target=executor, args=(f"w-{n}",)) for n in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert errors == []
+    at_once(executor, [(f"w-{n}",) for n in range(4)])
     # Each claim locks the tenant's limits row before counting: 4 x 5 claims of 5, yet 5 running.
     assert Job.objects.filter(tenant_id="tenant-a", status=JobStatus.RUNNING).count() == 5
 

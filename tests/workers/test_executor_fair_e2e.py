@@ -12,7 +12,7 @@ from django.db import connection, connections
 
 from jobs.models import Job, JobStatus
 from tasks.models import TenantLimits
-from tests.processes import child_env, start_manage, wait_until
+from tests.processes import child_env, start_manage, stop_processes, wait_until
 from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
 
@@ -62,17 +62,6 @@ def _executor(receiver: Receiver, worker_id: str, log_path=None) -> subprocess.P
     return start_manage(*args, env=env, log_path=log_path)
 
 
-def _stop(*executors: subprocess.Popen) -> None:
-    for process in executors:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-    for process in executors:
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-
-
 def _count(tenant_id: str, status: str) -> int:
     return Job.objects.filter(tenant_id=tenant_id, status=status).count()
 
@@ -91,7 +80,7 @@ def test_a_capped_tenant_never_runs_more_than_its_cap_across_two_executors_and_o
             b_done_while_a_left = 40 - _count("tenant-a", JobStatus.SUCCEEDED)
             wait_until(lambda: _count("tenant-a", JobStatus.SUCCEEDED) == 40, timeout=90, what="tenant-a's jobs")
     finally:
-        _stop(*executors)
+        stop_processes(*executors, timeout=15)
     assert all(process.returncode == 0 for process in executors)
     assert max(sampler.samples) == 4  # the cap is reached, and never passed
     assert len(sampler.samples) > 50
@@ -137,7 +126,7 @@ def test_a_cap_holds_across_an_executor_crash_until_the_reconciler_returns_its_l
             wait_until(lambda: _count("tenant-a", JobStatus.SUCCEEDED) == 9, timeout=60, what="tenant-a's jobs")
     finally:
         first.kill() if first.poll() is None else None
-        _stop(*([second] if second else []))
+        stop_processes(*([second] if second else []), timeout=15)
     assert max(sampler.samples) == 3 and len(sampler.samples) > 50
     assert Job.objects.filter(id__in=others, status=JobStatus.SUCCEEDED).count() == 5
     rows = Job.objects.filter(id__in=hanging + quick)

@@ -8,17 +8,15 @@ WORKER_DB_UNREACHABLE_SECONDS, healthy again at its first successful step.
 
 from __future__ import annotations
 
-import json
 import signal
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 
 from tests.db_proxy import DatabaseProxy
 from tests.processes import child_env, start_manage, wait_until
 from tests.serving import free_port
+from tests.workers.loop_probes import health
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,14 +27,6 @@ LOOPS = {
     "reconciler": ["--idle-seconds", "5"],
     "archiver": ["--idle-seconds", "10"],
 }
-
-
-def health(port: int) -> tuple[int, dict]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def test_every_loop_reports_the_outage_and_works_again_within_five_seconds_of_the_database(tmp_path):

@@ -6,11 +6,13 @@ being unreachable included, exits non-zero with one readable line and no traceba
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import signal
 import subprocess
-import sys
 import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command, get_commands, load_command_class
@@ -21,10 +23,9 @@ from jobs.models import Job, JobStatus
 from jobs.queue import claim_due
 from tests.db_proxy import DatabaseProxy
 from tests.factories import db_now, make_task
-from tests.processes import child_env, start_manage, wait_until
+from tests.processes import child_env, run_manage, start_manage, wait_until
 from tests.receivers import Receiver, unused_port
 from tests.workers.executor_db import bulk_jobs
-from tests.workers.scheduler_processes import ROOT
 from tests.workers.test_archiver import finished_job
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,14 +35,7 @@ COMMANDS = ("run_scheduler", "run_executor", "run_reconciler", "run_archiver")
 
 def run_once(command: str, *options: str, **env: str) -> subprocess.CompletedProcess:
     """`manage.py <command> --once` as a real process on the test database (or `DATABASE_URL=`)."""
-    return subprocess.run(
-        [sys.executable, "manage.py", command, "--once", *options],
-        cwd=ROOT,
-        env=child_env(LOG_LEVEL="INFO", **env),
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    return run_manage(command, "--once", *options, env=child_env(LOG_LEVEL="INFO", **env), timeout=90)
 
 
 def assert_one_line_failure(done: subprocess.CompletedProcess, worker: str) -> str:
@@ -148,52 +142,58 @@ def _stop(process: subprocess.Popen) -> None:
         process.wait(15)
 
 
-def test_a_running_reconciler_works_again_within_seconds_of_the_database_coming_back(tmp_path):
-    log = tmp_path / "reconciler.log"
+@contextlib.contextmanager
+def _cut_off(log: Path, *command: str, **env: str) -> Iterator[DatabaseProxy]:
+    """`manage.py <command>` on the database through a proxy, cut until it has retried; yields the proxy, still cut.
+
+    After the block the loop is stopped and must exit 0 with no traceback in its log.
+    """
     with DatabaseProxy() as proxy:
-        env = child_env(DATABASE_URL=proxy.url, LOG_LEVEL="INFO")
-        process = start_manage("run_reconciler", "--idle-seconds", "0.2", env=env, log_path=log)
+        process = start_manage(*command, env=child_env(DATABASE_URL=proxy.url, LOG_LEVEL="INFO", **env), log_path=log)
         try:
             _outage(process, proxy, log)
-            bulk_jobs(2, next_attempt_at=db_now() - dt.timedelta(seconds=1))
-            claimed = claim_due(worker_id="w-gone", limit=2, lookahead_seconds=1)
-            Job.objects.filter(id__in=[job.id for job in claimed]).update(
-                lease_expires_at=timezone.now() - dt.timedelta(minutes=1)
-            )
-            proxy.restore()
-            back = time.monotonic()
-            wait_until(
-                lambda: Job.objects.filter(status=JobStatus.PENDING, error="lease expired").count() == 2,
-                timeout=15,
-                what="leases returned",
-            )
-            assert time.monotonic() - back < BACK_WITHIN_SECONDS, log.read_text()
+            yield proxy
         finally:
             _stop(process)
     assert process.returncode == 0, log.read_text()
     assert "Traceback" not in log.read_text()
+
+
+def _works_again(proxy: DatabaseProxy, log: Path, done: Callable[[], bool], *, what: str) -> None:
+    """Restore the database; `done` must hold within BACK_WITHIN_SECONDS."""
+    proxy.restore()
+    back = time.monotonic()
+    wait_until(done, timeout=15, what=what)
+    assert time.monotonic() - back < BACK_WITHIN_SECONDS, log.read_text()
+
+
+def test_a_running_reconciler_works_again_within_seconds_of_the_database_coming_back(tmp_path):
+    log = tmp_path / "reconciler.log"
+    with _cut_off(log, "run_reconciler", "--idle-seconds", "0.2") as proxy:
+        bulk_jobs(2, next_attempt_at=db_now() - dt.timedelta(seconds=1))
+        claimed = claim_due(worker_id="w-gone", limit=2, lookahead_seconds=1)
+        Job.objects.filter(id__in=[job.id for job in claimed]).update(
+            lease_expires_at=timezone.now() - dt.timedelta(minutes=1)
+        )
+        _works_again(
+            proxy,
+            log,
+            lambda: Job.objects.filter(status=JobStatus.PENDING, error="lease expired").count() == 2,
+            what="leases returned",
+        )
 
 
 def test_a_running_executor_works_again_within_seconds_of_the_database_coming_back(tmp_path, receiver):
     log = tmp_path / "executor.log"
-    with DatabaseProxy() as proxy:
-        env = child_env(DATABASE_URL=proxy.url, LOG_LEVEL="INFO", EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
-        process = start_manage("run_executor", "--idle-seconds", "0.2", "--grace", "2", env=env, log_path=log)
-        try:
-            _outage(process, proxy, log)
-            ids = bulk_jobs(3, url=receiver.url("/hook"), next_attempt_at=db_now())
-            proxy.restore()
-            back = time.monotonic()
-            wait_until(
-                lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 3,
-                timeout=15,
-                what="jobs fired and recorded",
-            )
-            assert time.monotonic() - back < BACK_WITHIN_SECONDS, log.read_text()
-        finally:
-            _stop(process)
-    assert process.returncode == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    allow = f"127.0.0.1:{receiver.port}"
+    with _cut_off(log, "run_executor", "--idle-seconds", "0.2", "--grace", "2", EGRESS_ALLOWLIST=allow) as proxy:
+        ids = bulk_jobs(3, url=receiver.url("/hook"), next_attempt_at=db_now())
+        _works_again(
+            proxy,
+            log,
+            lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 3,
+            what="jobs fired and recorded",
+        )
 
 
 # -- option names -----------------------------------------------------------------------------------

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import json
 import signal
-import urllib.error
-import urllib.request
 from datetime import timedelta
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from jobs.models import JobStatus
 from tests.factories import make_task
@@ -17,34 +14,9 @@ from tests.processes import child_env, start_manage, wait_until
 from tests.receivers import Receiver
 from tests.serving import free_port
 from tests.workers.executor_db import bulk_jobs, db_now
+from tests.workers.loop_probes import health, scrape, value
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def scrape(port: int) -> dict[tuple[str, tuple], float]:
-    """{(sample name, sorted labels): value} of a loop's /metrics."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
-        text = response.read().decode()
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def health(port: int) -> tuple[int, dict]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
-
-
-def value(port: int, name: str, **labels: str) -> float:
-    try:
-        return scrape(port).get((name, tuple(sorted(labels.items()))), 0.0)
-    except OSError:
-        return 0.0
 
 
 def test_every_loop_serves_its_metrics_and_health(tmp_path):
