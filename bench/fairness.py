@@ -202,12 +202,14 @@ class Command(BaseCommand):
                 self.stderr.write("warning: the inserts ended less than a poll before the due second")
             deadline = time.monotonic() + options["timeout"]
             while time.monotonic() < deadline:
+                # EXISTS stops at the first index entry: a COUNT here read every left job each 0.2 s
+                # (5.7 s of the database's CPU in one run, taken from the executors it measures).
                 cursor.execute(
-                    "SELECT COUNT(*) FROM jobs WHERE status IN ('pending', 'running') AND next_attempt_at < %s"
-                    " + INTERVAL 1 HOUR",
+                    "SELECT EXISTS (SELECT 1 FROM jobs WHERE status IN ('pending', 'running')"
+                    " AND next_attempt_at < %s + INTERVAL 1 HOUR)",
                     [due],
                 )
-                if cursor.fetchone()[0] == 0:
+                if not cursor.fetchone()[0]:
                     break
                 if any(p.exited() for p in executors):
                     raise CommandError(f"an executor exited early; see {out_dir}/fairness-{mode}-executor-*.log")

@@ -174,12 +174,15 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
         # Every result written: nothing left running or pending for the second.
         all_recorded = None
         while time.monotonic() < deadline:
+            # EXISTS through the status indexes: a COUNT on scheduled_at (no index leads with it)
+            # scanned the table every 0.1 s during the burst, on the database it measures.
             cursor.execute(
-                "SELECT COUNT(*), NOW(6) FROM jobs WHERE status IN ('pending', 'running') AND scheduled_at = %s",
+                "SELECT EXISTS (SELECT 1 FROM jobs WHERE status IN ('pending', 'running') AND scheduled_at = %s),"
+                " NOW(6)",
                 [due_naive],
             )
             left, now = cursor.fetchone()
-            if left == 0:
+            if not left:
                 all_recorded = (now - due_naive).total_seconds()
                 break
             time.sleep(0.1)
