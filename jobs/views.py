@@ -84,7 +84,8 @@ _NOT_RETRIED = {
     RetryOutcome.NOT_DEAD: ("job-not-dead", "Only a dead job can be retried; this one is not dead."),
     RetryOutcome.CANCELLED: (
         "job-cancelled",
-        "This job was cancelled because its task was paused or deleted; it cannot be retried.",
+        "This job was cancelled (by a cancel, a discard from the dead-letter queue, or its task's pause); "
+        "a cancelled job cannot be retried.",
     ),
     RetryOutcome.TASK_PAUSED: ("task-paused", "This job's task is paused; resume the task, then retry the job."),
     RetryOutcome.TASK_DELETED: ("task-deleted", "This job's task was deleted; its jobs cannot be retried."),

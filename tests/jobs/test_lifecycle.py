@@ -82,11 +82,28 @@ def test_delete_cancels_pending_and_dead_jobs_so_the_dlq_forgets_them_and_retry_
     assert _statuses(jobs) == {"due": "cancelled", "retry": "cancelled", "running": "running", "dead": "cancelled"}
     assert Job.objects.get(pk=jobs["dead"].pk).error == "HTTP 500"  # the last failure is kept
     assert client.get("/v1/dlq").json()["results"] == []
-    response = client.post(f"/v1/jobs/{jobs['dead'].pk}/retry")
-    assert response.status_code == 409
-    assert response.json()["type"].endswith("/job-cancelled")
-    assert "deleted" in response.json()["detail"]
+    # The job was cancelled with its task; the 409 names the reason that holds for good.
+    for name in ("dead", "due"):
+        response = client.post(f"/v1/jobs/{jobs[name].pk}/retry")
+        assert response.status_code == 409
+        assert response.json()["type"].endswith("/task-deleted")
+        assert "deleted" in response.json()["detail"]
     assert client.get(f"/v1/jobs/{jobs['due'].pk}").json()["status"] == "cancelled"
+    assert job_retry(job_id=jobs["dead"].pk, tenant_id=None) is RetryOutcome.TASK_DELETED
+
+
+def test_retrying_a_job_cancelled_while_its_task_lives_is_a_409_job_cancelled(client):
+    task = make_task()
+    jobs = _jobs_of(task)
+    assert client.post(f"/v1/jobs/{jobs['due'].pk}/cancel").status_code == 202
+    client.post(f"/v1/tasks/{task.pk}/pause")
+    for name in ("due", "retry"):  # cancelled by the tenant, then with the pause
+        response = client.post(f"/v1/jobs/{jobs[name].pk}/retry")
+        assert response.status_code == 409
+        assert response.json()["type"].endswith("/job-cancelled")
+    # Resuming does not make a cancelled job retryable.
+    client.post(f"/v1/tasks/{task.pk}/resume")
+    assert client.post(f"/v1/jobs/{jobs['retry'].pk}/retry").json()["type"].endswith("/job-cancelled")
 
 
 def test_a_running_jobs_late_result_still_lands_after_delete_and_its_retry_is_cancelled(client):
