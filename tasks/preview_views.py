@@ -73,7 +73,8 @@ class TaskPreviewView(APIView):
         summary="The task's next fire times (UTC and local, DST changes marked)",
         parameters=[_N],
         responses={200: PreviewOutput, 400: _PROBLEM, 404: _PROBLEM},
-        description="An active task's runs from its next_run_at on; a paused one's from now, as a resume would.",
+        description="An active task's runs from its next_run_at on; a paused one's from now, as a resume would. "
+        "A one-shot shows its run_at until it has fired, then no runs.",
     )
     def get(self, request: Request, task_id: str) -> Response:
         n = _count(request)
@@ -82,6 +83,9 @@ class TaskPreviewView(APIView):
         if task is None:
             raise not_found("task")
         now = services.clock()
+        if task.run_at is not None and task.next_run_at is None:
+            # A one-shot that has fired has no run left (the scheduler cleared next_run_at).
+            return Response(PreviewOutput({"timezone": None, "runs": []}).data)
         if task.run_at is not None:
             after = now
         elif task.status == TaskStatus.ACTIVE and task.next_run_at is not None:
