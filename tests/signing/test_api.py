@@ -80,6 +80,8 @@ def test_another_tenants_secret_is_a_404_and_never_listed(tenant_client):
         ({"previous_expires_in_seconds": -1}, "previous_expires_in_seconds"),
         ({"previous_expires_in_seconds": 7 * 24 * 3600 + 1}, "previous_expires_in_seconds"),
         ({"previous_expires_in_seconds": "soon"}, "previous_expires_in_seconds"),
+        ({"previous_expires_in_seconds": "3600"}, "previous_expires_in_seconds"),  # a string, not read as 3600
+        ({"previous_expires_in_seconds": False}, "previous_expires_in_seconds"),
         ({"secret": "whsec_mine"}, "secret"),
     ],
 )
