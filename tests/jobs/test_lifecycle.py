@@ -239,3 +239,27 @@ def test_the_consoles_bulk_retry_leaves_a_paused_tasks_dead_jobs_dead(client):
     outcomes = jobs_retry_paced(job_ids=[stuck.pk, retried.pk], per_second=0)
     assert outcomes == {stuck.pk: RetryOutcome.TASK_PAUSED, retried.pk: RetryOutcome.REQUEUED}
     assert Job.objects.get(pk=stuck.pk).status == JobStatus.DEAD
+
+
+@pytest.mark.parametrize("stop", ["pause", "delete"])
+def test_the_task_and_its_jobs_change_in_one_transaction_or_not_at_all(stop):
+    from tasks.models import Task
+    from tasks.signals import task_stopped
+
+    task = make_task()
+    jobs = _jobs_of(task)
+
+    def cancel_then_fail(**kwargs):
+        assert _statuses(jobs)["due"] == "cancelled"  # the jobs app's receiver ran, in this transaction
+        raise RuntimeError("what follows the cancel failed")
+
+    # Runs after the jobs app's own receiver (connected first), inside the same transaction.
+    task_stopped.connect(cancel_then_fail, dispatch_uid="test-fails")
+    try:
+        with pytest.raises(RuntimeError):
+            call = services.task_pause if stop == "pause" else services.task_delete
+            call(tenant_id=task.tenant_id, task_id=task.pk)
+    finally:
+        task_stopped.disconnect(dispatch_uid="test-fails")
+    assert Task.objects.get(pk=task.pk).status == "active"
+    assert _statuses(jobs) == {"due": "pending", "retry": "pending", "running": "running", "dead": "dead"}
