@@ -1,4 +1,4 @@
-"""Tenant API for jobs: one job, a task's history, the DLQ, manual retry, cancel.
+"""Tenant API for jobs: one job, a task's history, the DLQ, manual retry, cancel, run now and dry run.
 
 Thin views over jobs.selectors and jobs.services. The tenant comes from the
 token only; another tenant's job or task is a 404 like a missing one. A history

@@ -144,6 +144,10 @@ def test_an_egress_allowlist_that_does_not_parse_stops_with_the_settings_name():
         {"x-scheduled-at": "now"},
         {"User-Agent": "mine/1.0"},
         {"user-agent": "mine/1.0"},
+        {"X-Deadline": "2027-01-01T00:00:00Z"},  # ours since issue #17, like the signature headers
+        {"webhook-id": "forged"},
+        {"Webhook-Timestamp": "0"},
+        {"webhook-signature": "v1,forged"},
         {"Bad Name": "x"},
         {"Bad:Name": "x"},
         {"": "x"},
