@@ -91,6 +91,7 @@ _DRY_RUN_EXAMPLE = OpenApiExample(
         },
         "egress": {"verdict": "allowed", "detail": "the executor would connect"},
         "signed": True,
+        "secret_found": True,
         "sent": False,
     },
 )
@@ -311,6 +312,11 @@ class DryRunOutput(serializers.Serializer):
     request = DryRunRequestOutput(source="*")
     egress = DryRunEgressOutput(source="*")
     signed = serializers.BooleanField()
+    secret_found = serializers.BooleanField(
+        allow_null=True,
+        help_text="null: the task names no secret_ref; false: it names one the tenant no longer has, and a real "
+        'call would fail with "secret unavailable" before sending anything',
+    )
     sent = serializers.SerializerMethodField()
 
     def get_sent(self, _: object) -> bool:

@@ -147,3 +147,22 @@ def test_dry_run_of_an_allowed_loopback_target_connects_to_nothing(client, setti
         time.sleep(0.2)  # a connection the call had opened would have been accepted by now
         assert trap.connections == 0
     assert not Job.objects.exists()
+
+
+def test_dry_run_says_whether_the_tasks_secret_still_exists(client, fake_dns):
+    from vault.services import secret_delete, secret_put
+
+    secret_put(tenant_id="tenant-a", name="hook-token", value="Bearer s3cr3t-value")
+    secret_put(tenant_id="tenant-b", name="other-token", value="Bearer theirs")
+    task = make_task(secret_ref="hook-token")
+    found = client.post(f"/v1/tasks/{task.pk}/dry-run").json()
+    assert found["secret_found"] is True
+    assert found["request"]["headers"]["Authorization"] == "[redacted]"
+    assert "s3cr3t-value" not in str(found)
+    secret_delete(tenant_id="tenant-a", name="hook-token")
+    # Deleted since the task was made: a real call would fail "secret unavailable".
+    assert client.post(f"/v1/tasks/{task.pk}/dry-run").json()["secret_found"] is False
+    # Another tenant's secret of that name is no secret of this task's.
+    foreign = make_task(secret_ref="other-token")
+    assert client.post(f"/v1/tasks/{foreign.pk}/dry-run").json()["secret_found"] is False
+    assert client.post(f"/v1/tasks/{make_task().pk}/dry-run").json()["secret_found"] is None
