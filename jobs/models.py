@@ -22,7 +22,7 @@ class JobStatus(models.TextChoices):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     DEAD = "dead"
-    CANCELLED = "cancelled"  # its task was paused or deleted before it ran
+    CANCELLED = "cancelled"  # never to run: cancelled, discarded from the DLQ, or its task paused or deleted
 
 
 class Job(models.Model):

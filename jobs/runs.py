@@ -21,7 +21,7 @@ from jobs.queue import insert_run_now_job
 from jobsched_project.ids import new_id
 from signing.selectors import signing_keys
 from tasks.models import Task, TaskStatus
-from tasks.selectors import LIVE_STATUSES
+from tasks.selectors import LIVE_STATUSES, task_secret_found
 from tasks.targets import dial_verdict
 
 logger = logging.getLogger(__name__)
@@ -75,6 +75,7 @@ class DryRun:
     egress_verdict: str  # allowed | refused | unresolved
     egress_detail: str
     signed: bool
+    secret_found: bool | None  # None: the task names no secret; False: the call would fail "secret unavailable"
 
 
 def task_dry_run(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = None) -> DryRun:
@@ -110,4 +111,5 @@ def task_dry_run(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = N
         egress_verdict=verdict,
         egress_detail=detail,
         signed=bool(keys),
+        secret_found=task_secret_found(task=task),
     )

@@ -18,9 +18,9 @@ class RetryOutcome(enum.Enum):
     REQUEUED = "requeued"  # 202: the dead job is pending again
     GONE = "gone"  # 404: archived, never existed, or another tenant's
     NOT_DEAD = "not_dead"  # 409: it exists but is pending, running or succeeded
-    CANCELLED = "cancelled"  # 409: its task was paused or deleted before it ran (or while it was dead)
+    CANCELLED = "cancelled"  # 409: cancelled (by a cancel, a discard, or its task's pause) before it could be
     TASK_PAUSED = "task_paused"  # 409: dead, but its task is paused: resume the task first
-    TASK_DELETED = "task_deleted"  # 409: dead, but its task is deleted
+    TASK_DELETED = "task_deleted"  # 409: its task is deleted (its dead jobs were cancelled with it)
 
 
 def job_retry(*, job_id: uuid.UUID, tenant_id: str | None) -> RetryOutcome:
@@ -46,7 +46,8 @@ def _why_not_requeued(row: tuple[str, str | None] | None) -> RetryOutcome:
         return RetryOutcome.GONE
     job_status, task_status = row
     if job_status == JobStatus.CANCELLED:
-        return RetryOutcome.CANCELLED
+        # Deleting a task cancels its dead jobs: say the reason that holds for good, the task is gone.
+        return RetryOutcome.TASK_DELETED if task_status == TaskStatus.DELETED else RetryOutcome.CANCELLED
     if job_status != JobStatus.DEAD:
         return RetryOutcome.NOT_DEAD
     return RetryOutcome.TASK_DELETED if task_status == TaskStatus.DELETED else RetryOutcome.TASK_PAUSED

@@ -1,4 +1,4 @@
-"""Tenant API for jobs: one job, a task's history, the DLQ, manual retry, cancel.
+"""Tenant API for jobs: one job, a task's history, the DLQ, manual retry, cancel, run now and dry run.
 
 Thin views over jobs.selectors and jobs.services. The tenant comes from the
 token only; another tenant's job or task is a 404 like a missing one. A history
@@ -13,7 +13,7 @@ import uuid
 
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -36,12 +36,65 @@ from jobsched_project.params import (
     query_id,
 )
 from jobsched_project.problems import Problem, not_found
-from tasks.preconditions import idempotency_key_problem
+from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, idempotency_key_problem
 from tasks.selectors import task_get
 
 logger = logging.getLogger(__name__)
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")
+_LOCATION = OpenApiParameter(
+    "Location", OpenApiTypes.STR, OpenApiParameter.HEADER, response=[200, 202], description="/v1/jobs/{id}: the job"
+)
+_JOB_EXAMPLE = OpenApiExample(
+    "a job due now",
+    response_only=True,
+    status_codes=["202"],
+    value={
+        "id": "0194a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+        "task_id": "0194a1b0-0000-7000-8000-000000000001",
+        "scheduled_at": "2027-01-04T08:15:02.123456Z",
+        "status": "pending",
+        "attempt": 0,
+        "max_attempts": 5,
+        "priority": 5,
+        "next_attempt_at": "2027-01-04T08:15:02.123Z",
+        "started_at": None,
+        "finished_at": None,
+        "http_status": None,
+        "error": None,
+        "response_body": None,
+        "request": {"method": "POST", "url": "https://example.com/hooks/report"},
+        "attempts": [],
+        "archived": False,
+    },
+)
+_DRY_RUN_EXAMPLE = OpenApiExample(
+    "a signed request, credential masked",
+    response_only=True,
+    value={
+        "request": {
+            "method": "POST",
+            "url": "https://example.com/hooks/report",
+            "headers": {
+                "Content-Type": "application/json",
+                "Idempotency-Key": "0194a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+                "X-Scheduled-At": "2027-01-04T08:15:02.123Z",
+                "X-Attempt": "1",
+                "User-Agent": "jobsched-executor/1.0",
+                "X-Deadline": "2027-01-04T08:15:32.123Z",
+                "Authorization": "[redacted]",
+                "webhook-id": "0194a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+                "webhook-timestamp": "1799050502",
+                "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+            },
+            "body": '{"kind": "daily"}',
+        },
+        "egress": {"verdict": "allowed", "detail": "the executor would connect"},
+        "signed": True,
+        "secret_found": True,
+        "sent": False,
+    },
+)
 
 
 def _job_not_found() -> Problem:
@@ -84,7 +137,8 @@ _NOT_RETRIED = {
     RetryOutcome.NOT_DEAD: ("job-not-dead", "Only a dead job can be retried; this one is not dead."),
     RetryOutcome.CANCELLED: (
         "job-cancelled",
-        "This job was cancelled because its task was paused or deleted; it cannot be retried.",
+        "This job was cancelled (by a cancel, a discard from the dead-letter queue, or its task's pause); "
+        "a cancelled job cannot be retried.",
     ),
     RetryOutcome.TASK_PAUSED: ("task-paused", "This job's task is paused; resume the task, then retry the job."),
     RetryOutcome.TASK_DELETED: ("task-deleted", "This job's task was deleted; its jobs cannot be retried."),
@@ -198,13 +252,22 @@ class TaskRunView(APIView):
         parameters=[
             OpenApiParameter(
                 "Idempotency-Key",
-                OpenApiTypes.STR,
+                IDEMPOTENCY_KEY_SCHEMA,
                 OpenApiParameter.HEADER,
-                description="1-255 visible ASCII characters",
-            )
+                description="1-255 visible ASCII characters (inner spaces allowed)",
+            ),
+            _LOCATION,
         ],
         request=None,
-        responses={200: JobOutput, 202: JobOutput, 400: _PROBLEM, 404: _PROBLEM, 409: _PROBLEM, 503: _PROBLEM},
+        responses={
+            200: OpenApiResponse(JobOutput, description="a replay: the job this Idempotency-Key made"),
+            202: OpenApiResponse(JobOutput, description="the new job, due now"),
+            400: _PROBLEM,
+            404: _PROBLEM,
+            409: _PROBLEM,
+            503: _PROBLEM,
+        },
+        examples=[_JOB_EXAMPLE],
         description="202 with the new job and its Location; the same Idempotency-Key again answers 200 with that "
         "job. The job is like any other (claimed, fenced, retried, counted); its scheduled_at is the request's "
         "instant. A paused task is a 409.",
@@ -249,6 +312,11 @@ class DryRunOutput(serializers.Serializer):
     request = DryRunRequestOutput(source="*")
     egress = DryRunEgressOutput(source="*")
     signed = serializers.BooleanField()
+    secret_found = serializers.BooleanField(
+        allow_null=True,
+        help_text="null: the task names no secret_ref; false: it names one the tenant no longer has, and a real "
+        'call would fail with "secret unavailable" before sending anything',
+    )
     sent = serializers.SerializerMethodField()
 
     def get_sent(self, _: object) -> bool:
@@ -261,6 +329,7 @@ class TaskDryRunView(APIView):
         summary="The exact request a run would send now (credential masked) and the egress verdict; sends nothing",
         request=None,
         responses={200: DryRunOutput, 404: _PROBLEM},
+        examples=[_DRY_RUN_EXAMPLE],
         description="Headers include ours: Idempotency-Key and webhook-id stand for the job a run would create, "
         "the signature is real (your live signing secrets), Authorization is masked. The egress verdict is the "
         "executor's dial-time check on the URL's current DNS answer.",

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from jobsched_project.auth import tenant_of
+from jobsched_project.fields import JsonIntegerField
 from jobsched_project.ids import parse_id
 from jobsched_project.problems import Problem, not_found
 from jobsched_project.serializers import StrictSerializer
@@ -31,7 +32,7 @@ MAX_PREVIOUS_EXPIRES_IN_SECONDS = 7 * 24 * 3600
 
 
 class SigningSecretInput(StrictSerializer):
-    previous_expires_in_seconds = serializers.IntegerField(
+    previous_expires_in_seconds = JsonIntegerField(
         min_value=0,
         max_value=MAX_PREVIOUS_EXPIRES_IN_SECONDS,
         default=int(services.DEFAULT_PREVIOUS_EXPIRES_IN.total_seconds()),
@@ -75,7 +76,18 @@ class SigningSecretListCreateView(APIView):
         summary="Create a signing secret (shown once) and start rotating out the current one",
         request=SigningSecretInput,
         examples=[
-            OpenApiExample("rotate within an hour", request_only=True, value={"previous_expires_in_seconds": 3600})
+            OpenApiExample("rotate within an hour", request_only=True, value={"previous_expires_in_seconds": 3600}),
+            OpenApiExample(
+                "the secret, shown this once",
+                response_only=True,
+                status_codes=["201"],
+                value={
+                    "id": "0194a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+                    "created_at": "2027-01-04T08:15:02.123456Z",
+                    "expires_at": None,
+                    "secret": "whsec_UNhY4JhezH9gQYqvDMWrWH9CwlcKiECVqejMrND2VFw=",
+                },
+            ),
         ],
         responses={201: SigningSecretCreated, 400: _PROBLEM, 409: _PROBLEM},
     )
@@ -114,7 +126,7 @@ class SigningSecretDetailView(APIView):
 
     @extend_schema(
         operation_id="signing_secrets_delete",
-        summary="Delete a signing secret: calls stop carrying its signature at once",
+        summary="Delete a signing secret: calls stop carrying its signature (within 10 s)",
         responses={204: None, 404: _PROBLEM},
     )
     def delete(self, request: Request, secret_id: str) -> Response:

@@ -17,7 +17,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
 from jobsched_project.masking import mask_body, mask_url
 from jobsched_project.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_tenant_id
-from tasks import services
+from tasks import limits, services
 from tasks.models import Task, TenantLimits
 
 
@@ -137,7 +137,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         limit = settings.ADMIN_BULK_RETRY_LIMIT
         selected = list(queryset.only("id", "tenant_id", "version")[: limit + 1])
         changed: list[Task] = []
-        unchanged = missing = busy = 0
+        unchanged = missing = busy = over_limit = 0
         for task in selected[:limit]:
             try:
                 after = call(tenant_id=task.tenant_id, task_id=task.pk)
@@ -147,6 +147,10 @@ class TaskAdmin(BoundedReadOnlyAdmin):
             except services.VersionMismatch:
                 # The tenant kept editing it meanwhile; the agent can try again.
                 busy += 1
+                continue
+            except limits.ActiveTaskLimitReached:
+                # A resume that would pass the tenant's active-task limit stays paused (the API's 409).
+                over_limit += 1
                 continue
             if after.version != task.version:
                 changed.append(after)
@@ -163,9 +167,11 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         text = f"{past.capitalize()} {len(changed)}; already {past} {unchanged}; deleted or gone {missing}."
         if busy:
             text += f" Being edited by the tenant, try again: {busy}."
+        if over_limit:
+            text += f" Left paused, their tenant is at its active-task limit: {over_limit}."
         if len(selected) > limit:
             text += f" Only the first {limit} were handled (ADMIN_BULK_RETRY_LIMIT)."
-        clean = unchanged == 0 and missing == 0 and busy == 0 and len(selected) <= limit
+        clean = unchanged == missing == busy == over_limit == 0 and len(selected) <= limit
         self.message_user(request, text, messages.SUCCESS if clean else messages.WARNING)
 
 

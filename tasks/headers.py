@@ -2,9 +2,9 @@
 
 Pure: the serializer calls `validate_headers` and turns `HeaderError` into a
 400 on "http.headers". Credentials belong in `secret_ref`, framing headers
-belong to the HTTP client, and the delivery headers are ours: the executor
-(`workers/executor/http.py`) sets them by the names below, and the API refuses
-every one of them, so a task's header is never silently replaced.
+belong to the HTTP client, and the delivery headers are ours: `jobs/delivery.py`
+builds them by the names below (for the executor and the dry run alike), and the
+API refuses every one of them, so a task's header is never silently replaced.
 """
 
 from __future__ import annotations

@@ -53,13 +53,16 @@ def next_health(
     if not attempts:
         raise ValueError("at least one attempt")
     count = consecutive_failures
+    died = False  # the count grew in this batch (a dead job after its last success)
     for attempt in attempts:
         if attempt.outcome == SUCCEEDED:
-            count = 0
+            count, died = 0, False
         elif attempt.outcome == DEAD:
-            count += 1
+            count, died = count + 1, True
     threshold = default_auto_pause_after if auto_pause_after is None else auto_pause_after
-    pause = status == "active" and threshold > 0 and count >= threshold > consecutive_failures
+    # At or past the threshold, not only on crossing it: a threshold lowered below the count (a PATCH
+    # of auto_pause_after, a smaller default) pauses at the next dead job instead of never.
+    pause = status == "active" and threshold > 0 and died and count >= threshold
     last = attempts[-1]
     if last.outcome == RETRYING and (status != "active" or pause):
         last = Attempt(last.job_id, last.scheduled_at, CANCELLED, last.http_status)  # the write cancels it

@@ -18,6 +18,13 @@ _STRONG_TAG = re.compile(r'"(?P<version>[0-9]{1,10})"', re.ASCII)
 # Visible ASCII and inner spaces: no control characters, and no edge whitespace,
 # which MySQL's PAD SPACE collations would otherwise compare away.
 _IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?", re.ASCII)
+# The same rule for the OpenAPI schema (create and run now), so generated clients and fuzzers know it.
+IDEMPOTENCY_KEY_SCHEMA = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_IDEMPOTENCY_KEY_LENGTH,
+    "pattern": "^[!-~](?:[ -~]*[!-~])?$",
+}
 
 
 def etag(version: int) -> str:

@@ -33,6 +33,33 @@ _N = OpenApiParameter(
 )
 
 
+_PREVIEW_EXAMPLE = OpenApiExample(
+    "across Madrid's spring-forward",
+    response_only=True,
+    value={
+        "timezone": "Europe/Madrid",
+        "runs": [
+            {
+                "at": "2027-03-27T01:30:00Z",
+                "local": "2027-03-27T02:30:00+01:00",
+                "utc_offset": "+01:00",
+                "dst": False,
+                "offset_changed_from": None,
+                "ambiguous_local_time": False,
+            },
+            {
+                "at": "2027-03-28T01:00:00Z",
+                "local": "2027-03-28T03:00:00+02:00",
+                "utc_offset": "+02:00",
+                "dst": True,
+                "offset_changed_from": "+01:00",
+                "ambiguous_local_time": False,
+            },
+        ],
+    },
+)
+
+
 class PreviewRunOutput(serializers.Serializer):
     at = serializers.DateTimeField(help_text="UTC")
     local = serializers.SerializerMethodField(help_text="the same instant in the schedule's time zone, with offset")
@@ -73,7 +100,9 @@ class TaskPreviewView(APIView):
         summary="The task's next fire times (UTC and local, DST changes marked)",
         parameters=[_N],
         responses={200: PreviewOutput, 400: _PROBLEM, 404: _PROBLEM},
-        description="An active task's runs from its next_run_at on; a paused one's from now, as a resume would.",
+        examples=[_PREVIEW_EXAMPLE],
+        description="An active task's runs from its next_run_at on; a paused one's from now, as a resume would. "
+        "A one-shot shows its run_at until it has fired, then no runs.",
     )
     def get(self, request: Request, task_id: str) -> Response:
         n = _count(request)
@@ -82,6 +111,9 @@ class TaskPreviewView(APIView):
         if task is None:
             raise not_found("task")
         now = services.clock()
+        if task.run_at is not None and task.next_run_at is None:
+            # A one-shot that has fired has no run left (the scheduler cleared next_run_at).
+            return Response(PreviewOutput({"timezone": None, "runs": []}).data)
         if task.run_at is not None:
             after = now
         elif task.status == TaskStatus.ACTIVE and task.next_run_at is not None:
@@ -99,8 +131,9 @@ class SchedulePreviewView(APIView):
         request=ScheduleInput,
         examples=[
             OpenApiExample(
-                "weekdays 09:00 Madrid", request_only=True, value={"cron": "0 9 * * 1-5", "timezone": "Europe/Madrid"}
-            )
+                "daily 02:30 Madrid", request_only=True, value={"cron": "30 2 * * *", "timezone": "Europe/Madrid"}
+            ),
+            _PREVIEW_EXAMPLE,
         ],
         responses={200: PreviewOutput, 400: _PROBLEM},
         description="The body is a task's `schedule`; errors name its fields as `schedule.cron` etc.",

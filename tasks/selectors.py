@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from tasks.models import Task, TaskStatus
+from vault.selectors import secret_exists
 
 LIVE_STATUSES = (TaskStatus.ACTIVE, TaskStatus.PAUSED)
 
@@ -32,3 +33,14 @@ def task_page(*, tenant_id: str, before: uuid.UUID | None, limit: int) -> tuple[
 def task_by_idempotency_key(*, tenant_id: str, key: str) -> Task | None:
     """The task a create with this key made (deleted ones included: the key stays bound)."""
     return Task.objects.filter(tenant_id=tenant_id, idempotency_key=key).first()
+
+
+def task_secret_found(*, task: Task) -> bool | None:
+    """Whether the task's secret_ref names a secret its tenant has now (None: it names none).
+
+    Checked at create time, but the secret may have been deleted since; the executor then
+    fails the call with "secret unavailable" instead of sending it.
+    """
+    if not task.secret_ref:
+        return None
+    return secret_exists(tenant_id=task.tenant_id, name=task.secret_ref)

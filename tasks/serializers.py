@@ -18,6 +18,7 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from jobsched_project.fields import JsonIntegerField, JsonStringField
 from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
 from jobsched_project.serializers import StrictSerializer
 from tasks import egress, health, schedule, services
@@ -91,10 +92,8 @@ class StrictDateTimeField(serializers.DateTimeField):
 
 
 class ScheduleInput(StrictSerializer):
-    cron = serializers.CharField(
-        required=False, allow_null=True, max_length=schedule.MAX_CRON_LENGTH, trim_whitespace=False
-    )
-    timezone = serializers.CharField(required=False, allow_null=True, max_length=schedule.MAX_TIMEZONE_LENGTH)
+    cron = JsonStringField(required=False, allow_null=True, max_length=schedule.MAX_CRON_LENGTH, trim_whitespace=False)
+    timezone = JsonStringField(required=False, allow_null=True, max_length=schedule.MAX_TIMEZONE_LENGTH)
     run_at = StrictDateTimeField(required=False, allow_null=True)
 
     # Returns a typed ScheduleSpec rather than the attrs dict DRF's stubs expect, so callers
@@ -129,10 +128,10 @@ class ScheduleInput(StrictSerializer):
 
 
 class HttpInput(StrictSerializer):
-    url = serializers.CharField(max_length=egress.MAX_URL_LENGTH, trim_whitespace=False)
+    url = JsonStringField(max_length=egress.MAX_URL_LENGTH, trim_whitespace=False)
     method = serializers.ChoiceField(choices=HttpMethod.choices, default=HttpMethod.POST)
     headers = serializers.JSONField(default=dict)
-    body = serializers.CharField(default="", allow_blank=True, allow_null=True, trim_whitespace=False)
+    body = JsonStringField(default="", allow_blank=True, allow_null=True, trim_whitespace=False)
 
     def validate_url(self, value: str) -> str:
         current = self.context.get("current")
@@ -157,7 +156,7 @@ class HttpInput(StrictSerializer):
 
 
 def _bounded_int(bounds: tuple[int, int], default: int) -> serializers.IntegerField:
-    return serializers.IntegerField(min_value=bounds[0], max_value=bounds[1], default=default)
+    return JsonIntegerField(min_value=bounds[0], max_value=bounds[1], default=default)
 
 
 class TaskInput(StrictSerializer):
@@ -165,20 +164,20 @@ class TaskInput(StrictSerializer):
 
     ignored_keys = READ_ONLY_KEYS
 
-    name = serializers.CharField(max_length=MAX_NAME_LENGTH)
+    name = JsonStringField(max_length=MAX_NAME_LENGTH)
     schedule = ScheduleInput()
     http = HttpInput()
     timeout_seconds = _bounded_int(TIMEOUT_SECONDS, 30)
     max_attempts = _bounded_int(MAX_ATTEMPTS, 5)
     backoff_base_seconds = _bounded_int(BACKOFF_BASE_SECONDS, 10)
     priority = _bounded_int(PRIORITY, DEFAULT_PRIORITY)
-    secret_ref = serializers.CharField(required=False, allow_null=True, max_length=MAX_SECRET_REF_LENGTH)
+    secret_ref = JsonStringField(required=False, allow_null=True, max_length=MAX_SECRET_REF_LENGTH)
     missed_runs = serializers.ChoiceField(
         choices=MissedRuns.choices,
         default=MissedRuns.ALL,
         help_text="runs reached late (after an outage): all (replayed, capped), latest, or skip",
     )
-    auto_pause_after = serializers.IntegerField(
+    auto_pause_after = JsonIntegerField(
         min_value=AUTO_PAUSE_AFTER[0],
         max_value=AUTO_PAUSE_AFTER[1],
         allow_null=True,

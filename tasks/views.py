@@ -32,7 +32,7 @@ from jobsched_project.parsers import BoundedJSONParser, MergePatchJSONParser
 from jobsched_project.problems import Problem, not_found
 from tasks import limits, selectors, services
 from tasks.models import Task
-from tasks.preconditions import etag, idempotency_key_problem, parse_if_match, request_sha256
+from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, etag, idempotency_key_problem, parse_if_match, request_sha256
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")
@@ -40,7 +40,10 @@ _IF_MATCH = OpenApiParameter(
     "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True, description='the ETag read, e.g. "7"'
 )
 _IDEMPOTENCY_KEY = OpenApiParameter(
-    "Idempotency-Key", OpenApiTypes.STR, OpenApiParameter.HEADER, description="1-255 visible ASCII characters"
+    "Idempotency-Key",
+    IDEMPOTENCY_KEY_SCHEMA,
+    OpenApiParameter.HEADER,
+    description="1-255 visible ASCII characters (inner spaces allowed)",
 )
 
 

@@ -14,7 +14,7 @@ from jobsched_project.problems import PROBLEM_CONTENT_TYPE
 
 pytestmark = pytest.mark.django_db
 
-SOURCE_DIRS = ("jobsched_project", "tasks", "jobs", "history", "workers", "vault")
+SOURCE_DIRS = ("jobsched_project", "tasks", "jobs", "history", "workers", "vault", "signing")
 
 
 def task_body() -> dict:
@@ -78,6 +78,31 @@ def test_task_responses_declare_their_etag_and_the_201_its_location(schema):
     assert "ETag" in create["200"]["headers"]
     for method in ("get", "patch"):
         assert "ETag" in schema["paths"]["/v1/tasks/{task_id}"][method]["responses"]["200"]["headers"]
+
+
+def test_run_now_declares_the_location_of_its_job_on_200_and_202(schema):
+    responses = schema["paths"]["/v1/tasks/{task_id}/run"]["post"]["responses"]
+    for code in ("200", "202"):
+        assert "Location" in responses[code]["headers"], code
+    run = schema["paths"]["/v1/tasks/{task_id}/run"]["post"]
+    assert "Location" not in [parameter["name"] for parameter in run["parameters"]]  # a response header only
+    key = next(parameter for parameter in run["parameters"] if parameter["name"] == "Idempotency-Key")
+    assert (key["schema"]["minLength"], key["schema"]["maxLength"]) == (1, 255)
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "code"),
+    [
+        ("/v1/tasks/{task_id}/run", "post", "202"),
+        ("/v1/tasks/{task_id}/dry-run", "post", "200"),
+        ("/v1/tasks/{task_id}/preview", "get", "200"),
+        ("/v1/schedules/preview", "post", "200"),
+        ("/v1/signing-secrets", "post", "201"),
+    ],
+)
+def test_the_new_endpoints_answers_have_examples(schema, path, method, code):
+    content = schema["paths"][path][method]["responses"][code]["content"]["application/json"]
+    assert content.get("examples"), f"{method} {path} {code}"
 
 
 def test_the_create_body_has_an_example(schema):

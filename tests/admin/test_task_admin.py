@@ -173,3 +173,20 @@ def test_the_admin_shows_why_a_task_is_paused_and_how_it_is_doing(operator, clie
     assert "paused automatically after 10 dead jobs in a row" in listing
     detail = admin_client.get(reverse("admin:tasks_task_change", args=[task.pk])).content.decode()
     assert "How it is doing" in detail and "paused automatically" in detail
+
+
+def test_a_resume_over_the_tenants_active_task_limit_is_reported_not_a_server_error(operator, client_as, settings):
+    settings.TENANT_MAX_ACTIVE_TASKS = 1
+    make_task(tenant_id="tenant-a")  # the one active task the tenant may have
+    paused = make_task(tenant_id="tenant-a", status=TaskStatus.PAUSED)
+
+    response = client_as(operator).post(
+        CHANGELIST, {"action": "resume_selected", ACTION_CHECKBOX_NAME: [str(paused.pk)]}, follow=True
+    )
+
+    assert response.status_code == 200
+    assert fresh(paused).status == TaskStatus.PAUSED
+    assert [str(m) for m in response.context["messages"]] == [
+        "Resumed 0; already resumed 0; deleted or gone 0. Left paused, their tenant is at its active-task limit: 1."
+    ]
+    assert not LogEntry.objects.exists()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from standardwebhooks.webhooks import Webhook
 
 from jobs.models import Job, JobStatus, RunRequest
-from jobs.queue import claim_due
+from jobs.queue import JobResult, Outcome, claim_due, record_results
 from signing.services import signing_secret_create
 from tests.factories import make_task
+from tests.receivers import ConnectionTrap
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +33,11 @@ def test_run_now_makes_one_pending_job_due_now_like_any_other(client, store):
     # Claimed and fenced like any other job.
     (claimed,) = claim_due(worker_id="w", limit=10, lookahead_seconds=1)
     assert (claimed.id, claimed.attempt) == (job.pk, 1)
+    stale = record_results(worker_id="w", results=[JobResult(job.pk, 0, Outcome.SUCCEEDED, http_status=200)])
+    assert stale.dropped and not stale.written  # attempt is the fence, for a run now too
+    record_results(worker_id="w", results=[JobResult(job.pk, 1, Outcome.SUCCEEDED, http_status=200)])
+    task.refresh_from_db()  # and it counts in the task's health like a scheduled run
+    assert (task.last_run_job_id, task.last_run_status, task.last_run_http_status) == (job.pk, "succeeded", 200)
 
 
 def test_two_runs_without_a_key_make_two_jobs(client, store):
@@ -126,3 +134,35 @@ def test_dry_run_gives_the_dial_time_egress_verdict_without_naming_addresses(cli
     assert body["egress"]["verdict"] == verdict
     assert "10.1.2.3" not in body["egress"]["detail"] and "127.0.0.1" not in body["egress"]["detail"]
     assert body["signed"] is False and "webhook-signature" not in body["request"]["headers"]
+
+
+def test_dry_run_of_an_allowed_loopback_target_connects_to_nothing(client, settings):
+    # A real listener the egress allowlist admits: the verdict is "allowed", and still no connection.
+    with ConnectionTrap() as trap:
+        settings.EGRESS_ALLOWLIST = f"127.0.0.1:{trap.port}"
+        task = make_task(http_url=f"http://127.0.0.1:{trap.port}/hook")
+        body = client.post(f"/v1/tasks/{task.pk}/dry-run").json()
+        assert body["egress"]["verdict"] == "allowed" and body["sent"] is False
+        assert client.post(f"/v1/tasks/{task.pk}/dry-run").status_code == 200
+        time.sleep(0.2)  # a connection the call had opened would have been accepted by now
+        assert trap.connections == 0
+    assert not Job.objects.exists()
+
+
+def test_dry_run_says_whether_the_tasks_secret_still_exists(client, fake_dns):
+    from vault.services import secret_delete, secret_put
+
+    secret_put(tenant_id="tenant-a", name="hook-token", value="Bearer s3cr3t-value")
+    secret_put(tenant_id="tenant-b", name="other-token", value="Bearer theirs")
+    task = make_task(secret_ref="hook-token")
+    found = client.post(f"/v1/tasks/{task.pk}/dry-run").json()
+    assert found["secret_found"] is True
+    assert found["request"]["headers"]["Authorization"] == "[redacted]"
+    assert "s3cr3t-value" not in str(found)
+    secret_delete(tenant_id="tenant-a", name="hook-token")
+    # Deleted since the task was made: a real call would fail "secret unavailable".
+    assert client.post(f"/v1/tasks/{task.pk}/dry-run").json()["secret_found"] is False
+    # Another tenant's secret of that name is no secret of this task's.
+    foreign = make_task(secret_ref="other-token")
+    assert client.post(f"/v1/tasks/{foreign.pk}/dry-run").json()["secret_found"] is False
+    assert client.post(f"/v1/tasks/{make_task().pk}/dry-run").json()["secret_found"] is None

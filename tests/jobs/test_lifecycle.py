@@ -82,11 +82,28 @@ def test_delete_cancels_pending_and_dead_jobs_so_the_dlq_forgets_them_and_retry_
     assert _statuses(jobs) == {"due": "cancelled", "retry": "cancelled", "running": "running", "dead": "cancelled"}
     assert Job.objects.get(pk=jobs["dead"].pk).error == "HTTP 500"  # the last failure is kept
     assert client.get("/v1/dlq").json()["results"] == []
-    response = client.post(f"/v1/jobs/{jobs['dead'].pk}/retry")
-    assert response.status_code == 409
-    assert response.json()["type"].endswith("/job-cancelled")
-    assert "deleted" in response.json()["detail"]
+    # The job was cancelled with its task; the 409 names the reason that holds for good.
+    for name in ("dead", "due"):
+        response = client.post(f"/v1/jobs/{jobs[name].pk}/retry")
+        assert response.status_code == 409
+        assert response.json()["type"].endswith("/task-deleted")
+        assert "deleted" in response.json()["detail"]
     assert client.get(f"/v1/jobs/{jobs['due'].pk}").json()["status"] == "cancelled"
+    assert job_retry(job_id=jobs["dead"].pk, tenant_id=None) is RetryOutcome.TASK_DELETED
+
+
+def test_retrying_a_job_cancelled_while_its_task_lives_is_a_409_job_cancelled(client):
+    task = make_task()
+    jobs = _jobs_of(task)
+    assert client.post(f"/v1/jobs/{jobs['due'].pk}/cancel").status_code == 202
+    client.post(f"/v1/tasks/{task.pk}/pause")
+    for name in ("due", "retry"):  # cancelled by the tenant, then with the pause
+        response = client.post(f"/v1/jobs/{jobs[name].pk}/retry")
+        assert response.status_code == 409
+        assert response.json()["type"].endswith("/job-cancelled")
+    # Resuming does not make a cancelled job retryable.
+    client.post(f"/v1/tasks/{task.pk}/resume")
+    assert client.post(f"/v1/jobs/{jobs['retry'].pk}/retry").json()["type"].endswith("/job-cancelled")
 
 
 def test_a_running_jobs_late_result_still_lands_after_delete_and_its_retry_is_cancelled(client):
@@ -222,3 +239,27 @@ def test_the_consoles_bulk_retry_leaves_a_paused_tasks_dead_jobs_dead(client):
     outcomes = jobs_retry_paced(job_ids=[stuck.pk, retried.pk], per_second=0)
     assert outcomes == {stuck.pk: RetryOutcome.TASK_PAUSED, retried.pk: RetryOutcome.REQUEUED}
     assert Job.objects.get(pk=stuck.pk).status == JobStatus.DEAD
+
+
+@pytest.mark.parametrize("stop", ["pause", "delete"])
+def test_the_task_and_its_jobs_change_in_one_transaction_or_not_at_all(stop):
+    from tasks.models import Task
+    from tasks.signals import task_stopped
+
+    task = make_task()
+    jobs = _jobs_of(task)
+
+    def cancel_then_fail(**kwargs):
+        assert _statuses(jobs)["due"] == "cancelled"  # the jobs app's receiver ran, in this transaction
+        raise RuntimeError("what follows the cancel failed")
+
+    # Runs after the jobs app's own receiver (connected first), inside the same transaction.
+    task_stopped.connect(cancel_then_fail, dispatch_uid="test-fails")
+    try:
+        with pytest.raises(RuntimeError):
+            call = services.task_pause if stop == "pause" else services.task_delete
+            call(tenant_id=task.tenant_id, task_id=task.pk)
+    finally:
+        task_stopped.disconnect(dispatch_uid="test-fails")
+    assert Task.objects.get(pk=task.pk).status == "active"
+    assert _statuses(jobs) == {"due": "pending", "retry": "pending", "running": "running", "dead": "dead"}

@@ -1,5 +1,6 @@
 """POST/GET/DELETE /v1/signing-secrets: shown once, at most two live, rotation expiry, tenants apart."""
 
+import logging
 from datetime import timedelta
 
 import pytest
@@ -27,6 +28,24 @@ def test_create_shows_the_secret_once_and_reads_never_show_it(tenant_client):
     # Sealed at rest: the value is not in the row.
     assert body["secret"] not in SigningSecret.objects.get().ciphertext
     assert signing_keys(tenant_ids=["tenant-a"]) == {"tenant-a": [key_of(body["secret"])]}
+
+
+def test_the_secret_is_never_logged_nor_in_the_dry_run(tenant_client, caplog, fake_dns):
+    from tests.factories import make_task
+
+    client = tenant_client("tenant-a")
+    task = make_task()
+    with caplog.at_level(logging.DEBUG):
+        secret = client.post(URL, {}, format="json").json()["secret"]
+        client.get(URL)
+        dry_run = client.post(f"/v1/tasks/{task.pk}/dry-run")
+        client.post(URL, {"previous_expires_in_seconds": 0}, format="json")  # a rotation
+    assert dry_run.json()["signed"] is True
+    encoded = secret.removeprefix("whsec_")
+    assert encoded not in dry_run.content.decode()  # a signature made with it, never the secret
+    logged = "\n".join(f"{record.getMessage()} {record.__dict__}" for record in caplog.records)
+    assert "signing secret created" in logged  # the events are logged, without the value
+    assert encoded not in logged
 
 
 def test_a_second_secret_expires_the_first_after_the_window_and_a_third_is_a_409(tenant_client):
@@ -80,6 +99,8 @@ def test_another_tenants_secret_is_a_404_and_never_listed(tenant_client):
         ({"previous_expires_in_seconds": -1}, "previous_expires_in_seconds"),
         ({"previous_expires_in_seconds": 7 * 24 * 3600 + 1}, "previous_expires_in_seconds"),
         ({"previous_expires_in_seconds": "soon"}, "previous_expires_in_seconds"),
+        ({"previous_expires_in_seconds": "3600"}, "previous_expires_in_seconds"),  # a string, not read as 3600
+        ({"previous_expires_in_seconds": False}, "previous_expires_in_seconds"),
         ({"secret": "whsec_mine"}, "secret"),
     ],
 )

@@ -115,3 +115,12 @@ def test_another_tenants_or_a_missing_task_is_a_404(client, tenant_client):
     assert tenant_client("tenant-b").get(f"/v1/tasks/{task.pk}/preview").status_code == 404
     assert client.get("/v1/tasks/not-an-id/preview").status_code == 404
     assert client.get(f"/v1/tasks/{task.pk}/preview?n=0").status_code == 400
+
+
+def test_a_one_shot_shows_its_run_until_it_has_fired_then_none(client):
+    run_at = datetime(2027, 6, 1, 9, tzinfo=UTC)
+    task = make_task(run_at=run_at)
+    assert [run["at"] for run in client.get(f"/v1/tasks/{task.pk}/preview").json()["runs"]] == ["2027-06-01T09:00:00Z"]
+    task.next_run_at = None  # the scheduler made its job
+    task.save(update_fields=["next_run_at"])
+    assert client.get(f"/v1/tasks/{task.pk}/preview").json() == {"timezone": None, "runs": []}

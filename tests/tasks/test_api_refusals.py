@@ -144,6 +144,10 @@ def test_an_egress_allowlist_that_does_not_parse_stops_with_the_settings_name():
         {"x-scheduled-at": "now"},
         {"User-Agent": "mine/1.0"},
         {"user-agent": "mine/1.0"},
+        {"X-Deadline": "2027-01-01T00:00:00Z"},  # ours since issue #17, like the signature headers
+        {"webhook-id": "forged"},
+        {"Webhook-Timestamp": "0"},
+        {"webhook-signature": "v1,forged"},
         {"Bad Name": "x"},
         {"Bad:Name": "x"},
         {"": "x"},
@@ -366,3 +370,28 @@ def test_a_non_canonical_port_spelling_is_400_on_http_url_at_create_and_edit(own
     )
     assert edited.status_code == 400
     assert "http.url" in edited.json()["errors"]
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        (body(http=http(body=0)), "http.body"),  # DRF's CharField stored it as "0"
+        (body(name=12), "name"),
+        (body(http={"url": 443}), "http.url"),
+        (body(schedule={"cron": "*/5 * * * *", "timezone": 0}), "schedule.timezone"),
+        (body(secret_ref=7), "secret_ref"),
+        (body(timeout_seconds="30"), "timeout_seconds"),  # DRF's IntegerField read it as 30
+        (body(max_attempts=True), "max_attempts"),
+        (body(priority=2.5), "priority"),
+        (body(auto_pause_after="3"), "auto_pause_after"),
+    ],
+)
+def test_a_value_of_the_wrong_json_type_is_400_not_converted(owner, data, field):
+    _refused(owner, data, field)
+
+
+def test_an_integral_json_number_is_an_integer(owner, fake_dns):
+    # JSON Schema counts 30.0 as an integer: accepted, as 30.
+    created = owner.post(TASKS, body(timeout_seconds=30.0), format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["timeout_seconds"] == 30

@@ -6,29 +6,47 @@ schema); errors are problem+json. The schema is served by the app itself
 (drf-spectacular), so a route or field added later is fuzzed without touching
 this file.
 
+Generated ids almost never name a row, so every operation would only ever answer 404:
+three cases in four have their `task_id`, `job_id` and `secret_id` replaced by rows of the
+fuzzing tenant made for that case (an active or a paused task, a pending or a dead job, a
+live signing secret), so run now, dry run, preview, pause, resume, delete, edit, history,
+retry, cancel and the signing-secret reads really run, their answers validated too.
+
 Run: `pytest tests/tasks/test_api_schemathesis.py --hypothesis-show-statistics`;
 FUZZ_EXAMPLES (default 100) sets the number of cases per operation.
 """
 
 import os
+import zlib
+from datetime import timedelta
 
 import pytest
 import schemathesis
 from django.core import signals
 from django.db import close_old_connections
 from django.test import override_settings
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
+from jobs.models import JobStatus
 from jobsched_project.wsgi import application
+from signing.services import signing_secret_create
+from tasks.models import TaskStatus
+from tests.factories import make_job, make_task
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 
-# 100 cases per operation in `make test` (11 operations, every response validated); FUZZ_EXAMPLES raises it.
+# 100 cases per operation in `make test` (24 operations, every response validated); FUZZ_EXAMPLES raises it.
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "100"))
+TENANT = "tenant-fuzz"
 schema = schemathesis.openapi.from_wsgi("/v1/schema?format=json", application)
 # Unknown query parameters are ignored by design (a tenant_id there must not matter), not refused.
 schema.config.generation.update(allow_extra_parameters=False)
+# If-Match is decided before the body is read (RFC 9110 section 13.2.1), so an invalid edit of a
+# real task with a stale ETag is a 412, not a 400: a refusal all the same.
+_rejection = schema.config.checks.negative_data_rejection
+_rejection.expected_statuses = [*_rejection.expected_statuses, "412"]
 
 
 @pytest.fixture
@@ -39,7 +57,7 @@ def bearer(make_token):
     signals.request_finished.disconnect(close_old_connections)
     try:
         with override_settings(TENANT_THROTTLE_RATE=""):
-            yield {"Authorization": f"Bearer {make_token('tenant-fuzz')}"}
+            yield {"Authorization": f"Bearer {make_token(TENANT)}"}
     finally:
         signals.request_started.connect(close_old_connections)
         signals.request_finished.connect(close_old_connections)
@@ -52,6 +70,7 @@ def bearer(make_token):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 def test_no_generated_request_answers_5xx(case, bearer):
+    _name_real_rows(case)
     response = case.call(headers=bearer)
     assert response.status_code < 500, response.text
     # Status code, content type, declared headers and the body's schema, as /v1/schema promises.
@@ -65,3 +84,34 @@ def test_no_generated_request_answers_5xx(case, bearer):
         content_type = {name.lower(): value for name, value in response.headers.items()}["content-type"]
         content_type = content_type[0] if isinstance(content_type, list) else content_type
         assert content_type.startswith("application/problem+json"), response.text
+
+
+def _name_real_rows(case) -> None:
+    """Three cases in four: the path's ids name rows of the fuzzing tenant, made for this case.
+
+    Chosen from the generated case (a checksum, not `hash`: the same case picks the same rows
+    when hypothesis replays it): an active task with a pending job, an active task with a dead
+    job, or a paused task with a dead job. Fresh rows per case, since cases share the test's
+    transaction and a delete, pause or retry of one case must not decide the next one's answer.
+    """
+    params = case.path_parameters or {}
+    ids = {name: params[name] for name in ("task_id", "job_id", "secret_id") if name in params}
+    if not ids:
+        return
+    # The whole case, not only the ids: hypothesis reuses a few simple ids ("0") for many cases.
+    pick = zlib.crc32(repr((case.method, sorted(ids.items()), case.query, case.headers, case.body)).encode()) % 4
+    if pick == 0:
+        return  # keep the generated id: not found (or malformed)
+    task = make_task(tenant_id=TENANT, status=TaskStatus.PAUSED if pick == 3 else TaskStatus.ACTIVE)
+    if "task_id" in ids:
+        params["task_id"] = str(task.pk)
+        positive = case.meta is not None and case.meta.generation.mode.is_positive
+        if pick == 1 and positive and case.headers and "If-Match" in case.headers:
+            case.headers["If-Match"] = '"1"'  # the task's ETag: the edit or delete itself runs, not only its 412
+    if "job_id" in ids:
+        dead = {"status": JobStatus.DEAD, "attempt": 5, "error": "HTTP 500", "finished_at": timezone.now()}
+        job = make_job(task, **({} if pick == 1 else dead))
+        params["job_id"] = str(job.pk)
+    if "secret_id" in ids:
+        secret, _ = signing_secret_create(tenant_id=TENANT, previous_expires_in=timedelta(0))
+        params["secret_id"] = str(secret.pk)

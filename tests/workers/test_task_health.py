@@ -47,6 +47,20 @@ def test_reaching_the_threshold_pauses_an_active_task_once(status, override, def
     assert state.paused_reason == ("paused automatically after 3 dead jobs in a row" if pause else "")
 
 
+@pytest.mark.parametrize(
+    ("failures", "outcomes", "pause"),
+    [(5, ["dead"], True), (5, ["retrying"], False), (5, ["dead", "succeeded"], False),
+     (0, ["dead", "dead", "dead"], True), (5, ["succeeded", "dead"], False)],
+)  # fmt: skip
+def test_a_threshold_below_the_count_pauses_at_the_next_dead_job(failures, outcomes, pause):
+    # The tenant lowered auto_pause_after to 3 while the task had 5 dead jobs in a row.
+    state = health.next_health(
+        status="active", consecutive_failures=failures, auto_pause_after=3, default_auto_pause_after=10,
+        attempts=[_attempt(o) for o in outcomes],
+    )  # fmt: skip
+    assert state.pause is pause
+
+
 def _running(task, n=1, **fields):
     return [
         make_job(task, scheduled_at=datetime(2027, 1, 1, 0, i, tzinfo=UTC), status=JobStatus.RUNNING, attempt=1,
