@@ -21,6 +21,7 @@ _STATUS_COLOURS = {
     "running": charts.LATE,
     "succeeded": charts.SUCCEEDED,
     "dead": charts.DEAD,
+    "cancelled": charts.CANCELLED,
 }
 
 

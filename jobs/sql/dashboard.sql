@@ -14,7 +14,9 @@ SELECT 'running', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'runn
 UNION ALL
 SELECT 'succeeded', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'succeeded' LIMIT %(cap)s) AS c)
 UNION ALL
-SELECT 'dead', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'dead' LIMIT %(cap)s) AS c);
+SELECT 'dead', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'dead' LIMIT %(cap)s) AS c)
+UNION ALL
+SELECT 'cancelled', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'cancelled' LIMIT %(cap)s) AS c);
 
 -- name: dashboard_due_level
 -- A template, one branch per priority level (jobs/dashboard.py joins them by UNION ALL):

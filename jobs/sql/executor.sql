@@ -98,8 +98,9 @@ UPDATE jobs AS j
 JOIN ({results}) AS r ON r.id = j.id
 LEFT JOIN tasks AS t ON t.id = j.task_id
 SET -- The attempt log, in the same statement (no extra round trip). Up to attempt 20 the entry
-    -- is appended as text, no JSON parse: only this statement writes the column, always as
-    -- '[{...}, {...}]', so cutting the closing bracket is safe (parsing the log twice per row,
+    -- is appended as text, no JSON parse: only this statement and the reconciler's
+    -- (reconcile_expired_leases) write the column, always as a JSON array '[{...}, {...}]', so
+    -- cutting the closing bracket is safe (parsing the log twice per row,
     -- JSON_LENGTH then JSON_ARRAY_APPEND, cost +21 percent on a first attempt; this costs +5,
     -- bench.result_write). Past attempt 20 (rare: a manual retry grants a fresh budget) the
     -- JSON functions drop the oldest entry and append, keeping at most 20. Only r's values and a

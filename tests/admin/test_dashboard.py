@@ -43,7 +43,9 @@ def test_status_counts_count_each_status_and_stop_at_the_cap():
     for n in range(3):
         make_job(task, scheduled_at=now - timedelta(minutes=n + 1))
     make_dead_job(task)
-    assert dashboard.status_counts() == {"pending": 3, "running": 0, "succeeded": 0, "dead": 1}
+    for n in range(2):
+        make_job(task, scheduled_at=now - timedelta(hours=n + 1), status=JobStatus.CANCELLED)
+    assert dashboard.status_counts() == {"pending": 3, "running": 0, "succeeded": 0, "dead": 1, "cancelled": 2}
     assert dashboard.status_counts(cap=2)["pending"] == 2
 
 
@@ -134,9 +136,11 @@ def test_support_staff_see_the_dashboard_with_its_figures(client_as, support_use
     task = make_task(tenant_id="acme")
     make_job(task, scheduled_at=db_now() - timedelta(seconds=30))
     make_dead_job(task)
+    make_job(task, scheduled_at=db_now() - timedelta(hours=1), status=JobStatus.CANCELLED)
     response = client_as(support_user).get(URL)
     assert response.status_code == 200
     page = response.content.decode()
+    assert 'data-status="cancelled">cancelled: 1</a>' in page
     assert 'id="dashboard-panels"' in page and "htmx-2.0.11.min.js" in page
     assert 'hx-trigger="every 5s"' in page
     assert '<span class="dashboard-figure" id="due-now">1</span>' in page
