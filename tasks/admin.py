@@ -231,6 +231,7 @@ class TenantLimitsAdmin(admin.ModelAdmin):
     readonly_fields = ("pause_state", "updated_at")
     list_per_page = 50
     show_full_result_count = False
+    show_facets = admin.ShowFacets.NEVER  # no per-filter counts over every tenant's row
     actions = ["resume_selected"]
 
     def has_pause_permission(self, request) -> bool:
@@ -262,7 +263,10 @@ class TenantLimitsAdmin(admin.ModelAdmin):
             return "—"
         since = f"{obj.paused_at:%Y-%m-%d %H:%M:%S} UTC" if obj.paused_at else "?"
         return format_html(
-            '<strong class="tenant-paused">PAUSED</strong> since {} by {}: {}', since, obj.paused_by, obj.paused_reason
+            '<strong class="tenant-paused" style="color: #c62828">PAUSED</strong> since {} by {}: {}',
+            since,
+            obj.paused_by,
+            obj.paused_reason,
         )
 
     # --- pause and resume ---

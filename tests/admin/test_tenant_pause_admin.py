@@ -47,7 +47,7 @@ def test_support_pauses_a_tenant_without_a_limits_row_and_it_is_audited(support_
     assert (row.paused, row.paused_by, row.paused_reason) == (True, "agent", "INC-42 endpoint melting")
     assert row.paused_at is not None and row.max_running_jobs is None  # the limits stay the defaults
     assert audit("acme") == [("agent", "Paused the tenant: INC-42 endpoint melting")]
-    assert "PAUSED</strong> since" in response.content.decode()  # the list shows it
+    assert ">PAUSED</strong> since" in response.content.decode()  # the list shows it
 
 
 def test_pausing_keeps_the_tenants_existing_limits(support_user, client_as):
