@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import timedelta
 
+import MySQLdb
 import pytest
+from django.db import connection
 
 from jobs.fairness import TenantCursor
 from jobs.models import Job, JobStatus
@@ -144,3 +147,43 @@ def test_a_job_already_running_when_the_tenant_is_paused_finishes():
     assert set(Job.objects.filter(id__in=[job.id for job in running]).values_list("status", flat=True)) == {
         JobStatus.SUCCEEDED
     }
+
+
+@contextlib.contextmanager
+def limits_rows_locked_elsewhere(*tenant_ids: str):
+    """Another transaction holds the tenants' limits rows X-locked (as a claim or a task create does)."""
+    settings_dict = connection.settings_dict
+    other = MySQLdb.connect(
+        host=settings_dict["HOST"] or "127.0.0.1",
+        port=int(settings_dict["PORT"] or 3306),
+        user=settings_dict["USER"],
+        password=settings_dict["PASSWORD"] or "",
+        database=settings_dict["NAME"],
+    )
+    try:
+        other.autocommit(False)
+        with other.cursor() as cursor:
+            marks = ", ".join(["%s"] * len(tenant_ids))
+            cursor.execute(f"SELECT tenant_id FROM tenant_limits WHERE tenant_id IN ({marks}) FOR UPDATE", tenant_ids)
+        yield
+    finally:
+        other.rollback()
+        other.close()
+
+
+def test_the_tick_and_the_round_1_claim_neither_wait_on_nor_skip_past_a_locked_limits_row():
+    due = db_now().replace(second=0, microsecond=0) - MINUTE
+    paused_task, other = make_task(tenant_id="acme", next_run_at=due), make_task(tenant_id="globex", next_run_at=due)
+    paused, others = due_jobs()
+    pause("acme")
+    TenantLimits.objects.create(tenant_id="globex")
+    with connection.cursor() as cursor:
+        cursor.execute("SET SESSION innodb_lock_wait_timeout = 1")  # a wait would fail the test in 1 s
+    # The subquery is a plain read: a locked row is read as committed, not waited on, and a
+    # locked paused row is not skipped over (SKIP LOCKED does not reach into it).
+    with limits_rows_locked_elsewhere("acme", "globex"):
+        assert Scheduler(lookahead_seconds=0).tick().selected == 1
+        claimed = {job.id for job in legacy()}
+    assert claimed == others | set(Job.objects.filter(task_id=other.pk).values_list("id", flat=True))
+    assert jobs_of(paused_task) == [] and jobs_of(other) == [due]
+    assert set(Job.objects.filter(status=JobStatus.PENDING).values_list("id", flat=True)) == paused
