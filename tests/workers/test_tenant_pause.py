@@ -187,3 +187,27 @@ def test_the_tick_and_the_round_1_claim_neither_wait_on_nor_skip_past_a_locked_l
     assert claimed == others | set(Job.objects.filter(task_id=other.pk).values_list("id", flat=True))
     assert jobs_of(paused_task) == [] and jobs_of(other) == [due]
     assert set(Job.objects.filter(status=JobStatus.PENDING).values_list("id", flat=True)) == paused
+
+
+# --- what the tenant sees ------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("fake_dns")
+def test_a_paused_tenants_api_keeps_working_and_its_run_now_job_waits_until_the_resume(tenant_client):
+    client = tenant_client("acme")
+    pause("acme")
+    body = {"name": "during the pause", "schedule": {"cron": "* * * * *"}, "http": {"url": "https://example.com/hook"}}
+
+    created = client.post("/v1/tasks", body, format="json")
+    assert created.status_code == 201, created.content
+    task_id = created.json()["id"]
+    edited = client.patch(f"/v1/tasks/{task_id}", {"name": "renamed"}, format="json", HTTP_IF_MATCH=created["ETag"])
+    assert edited.status_code == 200 and edited.json()["name"] == "renamed"
+    run = client.post(f"/v1/tasks/{task_id}/run")
+    assert run.status_code == 202
+    job_id = run.json()["id"]
+
+    assert fair() == [] and legacy() == []
+    assert client.get(f"/v1/jobs/{job_id}").json()["status"] == "pending"
+    tenant_resume(tenant_id="acme")
+    assert [str(job.id) for job in fair()] == [job_id]
