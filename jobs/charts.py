@@ -15,6 +15,7 @@ SUCCEEDED = "#2e7d32"
 DEAD = "#c62828"
 LATE = "#ef6c00"
 NEUTRAL = "#417690"  # the admin's own blue
+CANCELLED = "#757575"  # grey: will never run
 
 
 def _svg(width: int, height: int, body: list[str], label: str) -> SafeString:

@@ -21,6 +21,7 @@ _STATUS_COLOURS = {
     "running": charts.LATE,
     "succeeded": charts.SUCCEEDED,
     "dead": charts.DEAD,
+    "cancelled": charts.CANCELLED,
 }
 
 
@@ -55,6 +56,7 @@ def _panels_context(figures: dashboard.Dashboard) -> dict:
         "finished_cap": dashboard.FINISHED_CAP,
         "job_changelist": reverse("admin:jobs_job_changelist"),
         "dead_changelist": reverse("admin:jobs_deadjob_changelist"),
+        "tenant_limits_changelist": reverse("admin:tasks_tenantlimits_changelist"),
     }
 
 

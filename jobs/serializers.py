@@ -22,10 +22,16 @@ class AttemptOutput(serializers.Serializer):
     claimed_at = serializers.CharField(
         allow_null=True, help_text="when an executor claimed the job, UTC (YYYY-MM-DD HH:MM:SS.fff)"
     )
-    started_at = serializers.CharField(help_text="when the call began (UTC)")
-    finished_at = serializers.CharField(help_text="when its result was written (UTC)")
-    duration_ms = serializers.IntegerField(allow_null=True)
-    status = serializers.CharField(help_text="the job's status after it: succeeded, pending (a retry) or dead")
+    started_at = serializers.CharField(
+        help_text="when the call began (UTC); for an expired lease, when it was due to begin"
+    )
+    finished_at = serializers.CharField(
+        help_text="when its result was written, or the reconciler took back its expired lease (UTC)"
+    )
+    duration_ms = serializers.IntegerField(allow_null=True, help_text="null when no result came back")
+    status = serializers.CharField(
+        help_text="the job's status after it: succeeded, pending (a retry), dead or cancelled"
+    )
     http_status = serializers.IntegerField(allow_null=True)
     error = serializers.CharField(allow_null=True)
 

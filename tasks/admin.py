@@ -3,6 +3,8 @@
 Fields are read-only here (edits go through the tenant API, which validates the
 schedule and the egress policy); pause/resume need tasks.change_task and bump
 the version like the API does. next_run_at and version are never editable.
+Tenant limits: staff overrides of the per-tenant limits, and pausing a whole
+tenant (tasks.pausing), audited like the other support actions.
 """
 
 from __future__ import annotations
@@ -13,11 +15,20 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
 
 from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
 from jobsched_project.masking import mask_body, mask_url
 from jobsched_project.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_tenant_id
-from tasks import limits, services
+from tasks import limits, pausing, services
 from tasks.models import Task, TenantLimits
 
 
@@ -181,26 +192,60 @@ class TenantLimitsForm(forms.ModelForm):
         fields = ("tenant_id", "max_running_jobs", "max_active_tasks", "note")
 
     def clean_tenant_id(self) -> str:
-        value = self.cleaned_data["tenant_id"]
-        if not is_valid_tenant_id(value):
-            raise forms.ValidationError(f"A tenant id is 1-{MAX_TENANT_ID_LENGTH} of {TENANT_ID_CHARACTERS}.")
-        return value
+        return _clean_tenant_id(self.cleaned_data["tenant_id"])
+
+
+class TenantPauseForm(forms.Form):
+    tenant_id = forms.CharField(label="Tenant id", max_length=MAX_TENANT_ID_LENGTH)
+    reason = forms.CharField(
+        max_length=pausing.MAX_REASON_LENGTH,
+        widget=forms.TextInput(attrs={"size": 80}),
+        help_text="Why, for the other agents (an incident number, what the tenant's endpoint does).",
+    )
+
+    def clean_tenant_id(self) -> str:
+        return _clean_tenant_id(self.cleaned_data["tenant_id"].strip())
+
+
+def _clean_tenant_id(value: str) -> str:
+    if not is_valid_tenant_id(value):
+        raise forms.ValidationError(f"A tenant id is 1-{MAX_TENANT_ID_LENGTH} of {TENANT_ID_CHARACTERS}.")
+    return value
+
+
+PAUSE_LOG_MESSAGE = "Paused the tenant: {reason}"
+RESUME_LOG_MESSAGE = "Resumed the tenant"
 
 
 @admin.register(TenantLimits)
 class TenantLimitsAdmin(admin.ModelAdmin):
-    """Per-tenant overrides of the limits (tasks.add/change/delete_tenantlimits); empty = the setting."""
+    """Per-tenant overrides of the limits (tasks.add/change/delete_tenantlimits); empty = the setting.
+
+    Pausing and resuming a whole tenant lives here too, behind its own permission
+    (tasks.pause_tenants, in the support group): the pause form, a resume button on a
+    tenant's page, and the *Resume selected tenants* action; each one is audited.
+    """
 
     form = TenantLimitsForm
 
-    list_display = ("tenant_id", "running_jobs_limit", "active_tasks_limit", "note", "updated_at")
+    list_display = ("tenant_id", "pause_state", "running_jobs_limit", "active_tasks_limit", "note", "updated_at")
+    list_filter = ("paused",)  # tenant_limits_paused_idx
     search_fields = ("tenant_id",)
     search_help_text = "A tenant id, exact."
     ordering = ("tenant_id",)
-    fields = ("tenant_id", "max_running_jobs", "max_active_tasks", "note", "updated_at")
-    readonly_fields = ("updated_at",)
+    fields = ("tenant_id", "max_running_jobs", "max_active_tasks", "note", "pause_state", "updated_at")
+    readonly_fields = ("pause_state", "updated_at")
     list_per_page = 50
     show_full_result_count = False
+    show_facets = admin.ShowFacets.NEVER  # no per-filter counts over every tenant's row
+    actions = ["resume_selected"]
+
+    def has_pause_permission(self, request) -> bool:
+        return request.user.has_perm("tasks.pause_tenants")
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        # Deleting a paused tenant's row would resume it without an audit entry: resume it first.
+        return super().has_delete_permission(request, obj) and not (obj is not None and obj.paused)
 
     def get_readonly_fields(self, request, obj=None):
         # The tenant id is the row's key (and the claim's lock): fixed once the row exists.
@@ -217,6 +262,124 @@ class TenantLimitsAdmin(admin.ModelAdmin):
     @admin.display(description="max active tasks")
     def active_tasks_limit(self, obj: TenantLimits) -> str:
         return _effective(obj.max_active_tasks, settings.TENANT_MAX_ACTIVE_TASKS)
+
+    @admin.display(description="paused", ordering="paused")
+    def pause_state(self, obj: TenantLimits):
+        if not obj.paused:
+            return "—"
+        since = f"{obj.paused_at:%Y-%m-%d %H:%M:%S} UTC" if obj.paused_at else "?"
+        return format_html(
+            '<strong class="tenant-paused" style="color: #c62828">PAUSED</strong> since {} by {}: {}',
+            since,
+            obj.paused_by,
+            obj.paused_reason,
+        )
+
+    # --- pause and resume ---
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path("pause/", view(self.pause_view), name="tasks_tenantlimits_pause"),
+            path("<path:object_id>/resume/", view(require_POST(self.resume_view)), name="tasks_tenantlimits_resume"),
+            *super().get_urls(),
+        ]
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "has_pause_permission": self.has_pause_permission(request)}
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "has_pause_permission": self.has_pause_permission(request)}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def pause_view(self, request):
+        """The pause form: a tenant id (its limits row is created if it has none) and a reason."""
+        if not self.has_pause_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            form = TenantPauseForm(request.POST)
+            if form.is_valid():
+                tenant_id, reason = form.cleaned_data["tenant_id"], form.cleaned_data["reason"]
+                # The change and its audit entry commit together.
+                with transaction.atomic():
+                    paused = pausing.tenant_pause(
+                        tenant_id=tenant_id, paused_by=request.user.get_username(), reason=reason
+                    )
+                    if paused:
+                        self._log(request, [tenant_id], PAUSE_LOG_MESSAGE.format(reason=reason.strip()))
+                self._report_pause(request, tenant_id, paused)
+                return self._back_to_tenant(tenant_id)
+        else:
+            form = TenantPauseForm(initial={"tenant_id": request.GET.get("tenant", "")})
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Pause a tenant",
+            "form": form,
+        }
+        return TemplateResponse(request, "admin/tasks/tenantlimits/pause.html", context)
+
+    def resume_view(self, request, object_id):
+        """A tenant's page's button: resume it."""
+        if not self.has_pause_permission(request):
+            raise PermissionDenied
+        tenant_id = unquote(object_id)
+        with transaction.atomic():
+            resumed = pausing.tenant_resume(tenant_id=tenant_id)
+            if resumed:
+                self._log(request, [tenant_id], RESUME_LOG_MESSAGE)
+        if resumed:
+            self.message_user(request, _resumed_text(tenant_id), messages.SUCCESS)
+        else:
+            self.message_user(request, f"Tenant {tenant_id} is not paused: nothing to do.", messages.WARNING)
+        return self._back_to_tenant(tenant_id)
+
+    @admin.action(description="Resume selected tenants", permissions=["pause"])
+    def resume_selected(self, request, queryset):
+        tenants = list(queryset.values_list("tenant_id", flat=True)[: settings.ADMIN_BULK_RETRY_LIMIT])
+        with transaction.atomic():
+            resumed = [tenant for tenant in tenants if pausing.tenant_resume(tenant_id=tenant)]
+            self._log(request, resumed, RESUME_LOG_MESSAGE)
+        level = messages.SUCCESS if len(resumed) == len(tenants) else messages.WARNING
+        self.message_user(request, f"Resumed {len(resumed)}; not paused {len(tenants) - len(resumed)}.", level)
+
+    @staticmethod
+    def _log(request, tenant_ids: list[str], message: str) -> None:
+        """One admin log entry per tenant (who, when, which tenant, why), in one INSERT."""
+        if tenant_ids:
+            LogEntry.objects.log_actions(
+                user_id=request.user.pk,
+                queryset=[TenantLimits(tenant_id=tenant) for tenant in tenant_ids],
+                action_flag=CHANGE,
+                change_message=message,
+            )
+
+    def _report_pause(self, request, tenant_id: str, paused: bool) -> None:
+        if not paused:
+            current = pausing.tenant_pause_get(tenant_id=tenant_id)
+            since = f" since {current.paused_at:%Y-%m-%d %H:%M:%S} UTC by {current.paused_by}" if current else ""
+            text = f"Tenant {tenant_id} was already paused{since}: nothing changed."
+            self.message_user(request, text, messages.WARNING)
+            return
+        text = (
+            f"Paused tenant {tenant_id}: its tasks make no new jobs and its pending jobs wait until it is resumed;"
+            " jobs already running finish."
+        )
+        if pausing.tenant_has_tasks(tenant_id=tenant_id):
+            self.message_user(request, text, messages.SUCCESS)
+        else:
+            self.message_user(request, f"{text} No task has this tenant id: check it.", messages.WARNING)
+
+    def _back_to_tenant(self, tenant_id: str):
+        url = reverse("admin:tasks_tenantlimits_changelist")
+        return HttpResponseRedirect(f"{url}?{urlencode({'q': tenant_id})}")
+
+
+def _resumed_text(tenant_id: str) -> str:
+    return (
+        f"Resumed tenant {tenant_id}: its pending jobs are claimed again, and its tasks' missed runs follow"
+        " each task's missed-runs policy."
+    )
 
 
 def _effective(override: int | None, default: int) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import Q
 
 from tasks.models import Task, TaskStatus, TenantLimits
 
@@ -59,9 +60,10 @@ def lock_tenants(tenant_ids: Iterable[str]) -> None:
 def max_running_jobs(tenant_ids: Iterable[str], *, lock: bool) -> dict[str, int]:
     """The running-jobs cap of every capped tenant among `tenant_ids` (uncapped ones are absent).
 
-    With `lock`, the capped tenants' rows are locked until commit and read under the
-    lock: the claim then counts their running jobs knowing no other claim for them is
-    between its count and its commit.
+    A paused tenant (tasks.pausing) is capped at 0: the claim gives it no slot. With
+    `lock`, the capped tenants' rows are locked until commit and read under the lock:
+    the claim then counts their running jobs knowing no other claim for them is between
+    its count and its commit, and a pause or resume committed meanwhile is seen.
     """
     wanted = set(tenant_ids)
     if not wanted:
@@ -79,8 +81,14 @@ def max_running_jobs(tenant_ids: Iterable[str], *, lock: bool) -> dict[str, int]
 
 
 def _running_overrides(tenant_ids: set[str]) -> dict[str, int]:
-    rows = TenantLimits.objects.filter(tenant_id__in=tenant_ids, max_running_jobs__isnull=False)
-    return {tenant: cap for tenant, cap in rows.values_list("tenant_id", "max_running_jobs") if cap is not None}
+    rows = TenantLimits.objects.filter(Q(max_running_jobs__isnull=False) | Q(paused=True), tenant_id__in=tenant_ids)
+    caps: dict[str, int] = {}
+    for tenant, cap, paused in rows.values_list("tenant_id", "max_running_jobs", "paused"):
+        if paused:
+            caps[tenant] = 0  # paused (tasks.pausing): no slot, whatever its cap
+        elif cap is not None:
+            caps[tenant] = cap
+    return caps
 
 
 def max_active_tasks(tenant_id: str) -> int | None:

@@ -131,12 +131,24 @@ class TenantLimits(models.Model):
         help_text="Active tasks; empty = TENANT_MAX_ACTIVE_TASKS.",
     )
     note = models.CharField(max_length=200, blank=True, default="", help_text="Why this tenant's limits differ.")
+    # Paused by support during an incident (tasks.pausing): the scheduler makes no job of the
+    # tenant's tasks and no claim takes its jobs. Written only by tenant_pause / tenant_resume
+    # (audited); db_default: tasks.limits' raw INSERT names only the key, note and updated_at.
+    paused = models.BooleanField(default=False, db_default=False)
+    paused_at = models.DateTimeField(null=True, blank=True)  # the database's clock
+    paused_by = models.CharField(max_length=150, blank=True, default="", db_default="")  # a staff username
+    paused_reason = models.CharField(max_length=255, blank=True, default="", db_default="")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         db_table = "tenant_limits"
         verbose_name = "tenant limits"
         verbose_name_plural = "tenant limits"
+        indexes = [
+            # The paused tenants without reading the others' rows (the dashboard, the admin's filter).
+            models.Index(fields=["paused", "tenant_id"], name="tenant_limits_paused_idx"),
+        ]
+        permissions = [("pause_tenants", "Can pause and resume tenants")]
 
     def __str__(self) -> str:
         return f"limits of {self.tenant_id}"

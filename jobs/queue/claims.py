@@ -217,9 +217,13 @@ class _Walk:
 
 
 def _headroom(db: Any, tenants: list[str]) -> dict[str, int]:
-    """Cap minus running jobs of each capped tenant, counted under the tenants' locked limit rows."""
+    """Cap minus running jobs of each capped tenant, counted under the tenants' locked limit rows.
+
+    A paused tenant's cap is 0 (tasks.limits): no share, its jobs stay pending until it is resumed.
+    """
     # Lock first, count second: another executor's claim for these tenants has then committed
-    # (its jobs are counted as running) or waits until ours commits.
+    # (its jobs are counted as running) or waits until ours commits. An uncapped tenant's row is
+    # not locked: a pause committed while this claim runs (milliseconds) counts from the next claim.
     caps = limits.max_running_jobs(tenants, lock=True)
     if not caps:
         return {}

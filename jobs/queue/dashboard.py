@@ -19,7 +19,8 @@ from django.db import connection
 from jobs.queue.statements import QUERIES, STATEMENTS, Statement
 from tasks.priority import PRIORITIES
 
-STATUSES = ("pending", "running", "succeeded", "dead")
+# cancelled: cancelled by the tenant or support, discarded from the DLQ, or its task paused or deleted.
+STATUSES = ("pending", "running", "succeeded", "dead", "cancelled")
 COUNT_CAP = 10_000  # each status count stops here ("at least")
 DUE_LEVEL_CAP = 2_000  # each priority level's due backlog count stops here
 FINISHED_CAP = 1_000  # finished jobs counted per minute and status; past it the rate is estimated
@@ -30,6 +31,7 @@ LATENESS_SAMPLE = 100  # jobs sampled per minute and status
 DEAD_HOURS = 24
 DEAD_SCAN_ROWS = 5_000
 DEAD_TENANTS_SHOWN = 8
+PAUSED_TENANTS_SHOWN = 20
 
 
 def _template_branch(name: str) -> str:
@@ -102,6 +104,15 @@ class TenantDeadSeries:
 
 
 @dataclass(frozen=True)
+class PausedTenant:
+    tenant_id: str
+    paused_at: datetime | None
+    paused_by: str
+    reason: str
+    pending: int  # its pending jobs, held until it is resumed (up to COUNT_CAP)
+
+
+@dataclass(frozen=True)
 class Dashboard:
     counts: dict[str, int]
     count_cap: int
@@ -112,6 +123,8 @@ class Dashboard:
     dead_tenants: list[TenantDeadSeries]
     dead_scanned: int
     dead_scan_rows: int
+    paused_tenants: list[PausedTenant]
+    paused_count: int  # every paused tenant (up to COUNT_CAP), shown or not
 
     @property
     def leases_held(self) -> int:
@@ -226,10 +239,36 @@ def dead_by_tenant_hour(
     return series[:tenants], scanned
 
 
+@lru_cache(maxsize=8)
+def tenant_pending_statement(tenants: int) -> Statement:
+    branch = _template_branch("dashboard_tenant_pending")
+    text = "\nUNION ALL\n".join(f"({branch.replace('{n}', str(n))})" for n in range(tenants))
+    return Statement.compile(f"dashboard_tenant_pending_x{tenants}", text)
+
+
+def paused_tenants(*, tenants: int = PAUSED_TENANTS_SHOWN, cap: int = COUNT_CAP) -> tuple[list[PausedTenant], int]:
+    """The paused tenants, longest paused first, each with its held pending jobs; and how many are paused."""
+    with connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["dashboard_paused_tenants"].bind({"tenants": tenants, "cap": cap}))
+        rows = cursor.fetchall()
+        if not rows:
+            return [], 0
+        params: dict[str, object] = {"cap": cap}
+        params.update({f"tenant_{n}": row[0] for n, row in enumerate(rows)})
+        cursor.execute(*tenant_pending_statement(len(rows)).bind(params))
+        pending = {tenant: int(count) for tenant, count in cursor.fetchall()}
+    found = [
+        PausedTenant(tenant_id=tenant, paused_at=at, paused_by=by, reason=reason, pending=pending.get(tenant, 0))
+        for tenant, at, by, reason, _ in rows
+    ]
+    return found, int(rows[0][4])
+
+
 def read_dashboard() -> Dashboard:
     """Every figure of the page, each read once."""
     workers, leases_scanned = leases_by_worker()
     dead_tenants, dead_scanned = dead_by_tenant_hour()
+    paused, paused_count = paused_tenants()
     return Dashboard(
         counts=status_counts(),
         count_cap=COUNT_CAP,
@@ -240,4 +279,6 @@ def read_dashboard() -> Dashboard:
         dead_tenants=dead_tenants,
         dead_scanned=dead_scanned,
         dead_scan_rows=DEAD_SCAN_ROWS,
+        paused_tenants=paused,
+        paused_count=paused_count,
     )

@@ -14,7 +14,9 @@ SELECT 'running', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'runn
 UNION ALL
 SELECT 'succeeded', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'succeeded' LIMIT %(cap)s) AS c)
 UNION ALL
-SELECT 'dead', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'dead' LIMIT %(cap)s) AS c);
+SELECT 'dead', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'dead' LIMIT %(cap)s) AS c)
+UNION ALL
+SELECT 'cancelled', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'cancelled' LIMIT %(cap)s) AS c);
 
 -- name: dashboard_due_level
 -- A template, one branch per priority level (jobs/dashboard.py joins them by UNION ALL):
@@ -103,3 +105,23 @@ FROM (
     LIMIT %(scan_rows)s
 ) AS s
 GROUP BY s.tenant_id, hours_ago;
+
+-- name: dashboard_paused_tenants
+-- The paused tenants (tasks.pausing), longest paused first, at most `tenants` of them, and how
+-- many are paused (up to `cap`). tenant_limits_paused_idx (paused, tenant_id) reads only the
+-- paused rows (a few, during an incident), never the other tenants'.
+SELECT l.tenant_id, l.paused_at, l.paused_by, l.paused_reason,
+       (SELECT COUNT(*) FROM (SELECT 1 FROM tenant_limits WHERE paused = 1 LIMIT %(cap)s) AS c) AS paused
+FROM tenant_limits AS l
+WHERE l.paused = 1
+ORDER BY l.paused_at, l.tenant_id
+LIMIT %(tenants)s;
+
+-- name: dashboard_tenant_pending
+-- A template, one branch per paused tenant shown (jobs/dashboard.py joins them by UNION ALL):
+-- the tenant's pending jobs, held while it is paused, counted up to `cap` along jobs_dlq_idx
+-- (tenant_id, status), index only. {n} is the branch's number.
+SELECT %(tenant_{n})s AS tenant_id,
+       (SELECT COUNT(*) FROM (
+            SELECT 1 FROM jobs WHERE tenant_id = %(tenant_{n})s AND status = 'pending' LIMIT %(cap)s
+        ) AS c) AS pending

@@ -20,6 +20,11 @@ LIMIT 1;
 -- over rows another executor is claiming right now, so concurrent claims get
 -- disjoint sets; under READ COMMITTED it takes no gap locks, so the scheduler's
 -- inserts into the same index range never wait on a claim.
+-- A paused tenant's jobs (tasks.pausing) are passed over: they stay pending until it is
+-- resumed. For the NOT EXISTS MariaDB reads the paused tenants' ids once from
+-- tenant_limits_paused_idx, index only, and probes them per job read (as scheduler_select_due);
+-- a plain read, no lock even under SKIP LOCKED (measured: a locked limits row neither blocks nor
+-- hides a job). While a tenant is paused this reads past its due jobs on every claim.
 SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
@@ -27,6 +32,7 @@ FROM jobs
 WHERE status = 'pending'
   AND priority = %(priority)s
   AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
+  AND NOT EXISTS (SELECT 1 FROM tenant_limits AS l WHERE l.tenant_id = jobs.tenant_id AND l.paused = 1)
 ORDER BY next_attempt_at
 LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED;
@@ -98,8 +104,9 @@ UPDATE jobs AS j
 JOIN ({results}) AS r ON r.id = j.id
 LEFT JOIN tasks AS t ON t.id = j.task_id
 SET -- The attempt log, in the same statement (no extra round trip). Up to attempt 20 the entry
-    -- is appended as text, no JSON parse: only this statement writes the column, always as
-    -- '[{...}, {...}]', so cutting the closing bracket is safe (parsing the log twice per row,
+    -- is appended as text, no JSON parse: only this statement and the reconciler's
+    -- (reconcile_expired_leases) write the column, always as a JSON array '[{...}, {...}]', so
+    -- cutting the closing bracket is safe (parsing the log twice per row,
     -- JSON_LENGTH then JSON_ARRAY_APPEND, cost +21 percent on a first attempt; this costs +5,
     -- bench.result_write). Past attempt 20 (rare: a manual retry grants a fresh budget) the
     -- JSON functions drop the oldest entry and append, keeping at most 20. Only r's values and a

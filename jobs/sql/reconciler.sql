@@ -12,6 +12,13 @@
 -- fires nothing), and a deleted task's job does not stay dead (out of the DLQ): the same rule
 -- as the result write. The task's status is read by a subquery (a multi-table UPDATE cannot
 -- take LIMIT); a job without a task row (tests, benches) counts as active.
+-- The attempt taken back gets its entry in the attempt log, in the same statement (the result
+-- write's entry, jobs/sql/executor.sql result_write): status is what the job became, error
+-- 'lease expired', no duration or HTTP status (no result came back); started_at is when the call
+-- was due to begin (the job waited on its executor's timer until next_attempt_at). A
+-- single-table UPDATE assigns left to right (sql_mode has no SIMULTANEOUS_ASSIGNMENT), so the
+-- entry reads the new status and the old next_attempt_at: keep `attempts` between the two.
+-- Not a hot path: the JSON functions keep the last 20 entries exactly.
 UPDATE jobs
 SET status = CASE
         WHEN (SELECT t.status FROM tasks AS t WHERE t.id = jobs.task_id) = 'deleted' THEN 'cancelled'
@@ -20,6 +27,20 @@ SET status = CASE
             THEN 'cancelled'
         ELSE 'pending'
     END,
+    attempts = JSON_ARRAY_APPEND(
+        IF(JSON_LENGTH(COALESCE(attempts, '[]')) >= 20, JSON_REMOVE(attempts, '$[0]'), COALESCE(attempts, '[]')),
+        '$',
+        JSON_OBJECT(
+            'attempt', attempt,
+            'claimed_at', started_at,
+            'started_at', GREATEST(next_attempt_at, COALESCE(started_at, next_attempt_at)),
+            'finished_at', NOW(3),
+            'duration_ms', NULL,
+            'status', status,
+            'http_status', NULL,
+            'error', 'lease expired'
+        )
+    ),
     next_attempt_at = NOW(3),
     finished_at = IF(
         attempt >= max_attempts

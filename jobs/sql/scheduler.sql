@@ -15,10 +15,19 @@
 -- advanced next_run_at and skips those tasks. No lower bound: a task reached late is created
 -- late, never skipped. Served by tasks_due_idx (status, next_run_at), whose order is the ORDER BY.
 -- db_now is the clock the WHERE compared with (the tick's lag is measured from it).
+-- A paused tenant's tasks (tasks.pausing) are passed over and keep their next_run_at, so on
+-- resume each one's missed-runs policy applies as after any outage. For the NOT EXISTS MariaDB
+-- reads the paused tenants' ids once from tenant_limits_paused_idx (paused, tenant_id), index
+-- only, and probes them per due task (EXPLAIN: MATERIALIZED, ref const; `l.paused` without the
+-- `= 1` made it a range per row); a plain read, those rows are not locked (FOR UPDATE does not
+-- reach into the subquery, measured): a pause committed during a tick counts from the next one.
+-- A paused tenant's overdue tasks stay at the head of tasks_due_idx, read and passed over by
+-- every tick until it is resumed.
 SELECT id, next_run_at, cron_expression, timezone, missed_runs, NOW(3) AS db_now
 FROM tasks
 WHERE status = 'active'
   AND next_run_at <= NOW(3) + INTERVAL %(lookahead_microseconds)s MICROSECOND
+  AND NOT EXISTS (SELECT 1 FROM tenant_limits AS l WHERE l.tenant_id = tasks.tenant_id AND l.paused = 1)
 ORDER BY next_run_at
 LIMIT %(limit)s
 FOR UPDATE

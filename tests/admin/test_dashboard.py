@@ -10,6 +10,8 @@ from django.urls import reverse
 from jobs import charts
 from jobs.models import JobStatus
 from jobs.queue import dashboard
+from tasks.models import TenantLimits
+from tasks.pausing import tenant_pause
 from tests.admin.support import make_dead_job, make_staff
 from tests.factories import db_now, make_job, make_task
 
@@ -43,7 +45,9 @@ def test_status_counts_count_each_status_and_stop_at_the_cap():
     for n in range(3):
         make_job(task, scheduled_at=now - timedelta(minutes=n + 1))
     make_dead_job(task)
-    assert dashboard.status_counts() == {"pending": 3, "running": 0, "succeeded": 0, "dead": 1}
+    for n in range(2):
+        make_job(task, scheduled_at=now - timedelta(hours=n + 1), status=JobStatus.CANCELLED)
+    assert dashboard.status_counts() == {"pending": 3, "running": 0, "succeeded": 0, "dead": 1, "cancelled": 2}
     assert dashboard.status_counts(cap=2)["pending"] == 2
 
 
@@ -130,17 +134,53 @@ def test_dead_jobs_per_tenant_per_hour_most_first():
     assert series[0].per_hour[-3:] == [1, 1, 1] and len(series[0].per_hour) == dashboard.DEAD_HOURS
 
 
+def test_paused_tenants_come_longest_paused_first_with_their_held_pending_jobs():
+    acme, globex = make_task(tenant_id="acme"), make_task(tenant_id="globex")
+    now = db_now()
+    for n in range(3):
+        make_job(acme, scheduled_at=now - timedelta(minutes=n + 1))
+    make_dead_job(acme)
+    tenant_pause(tenant_id="acme", paused_by="agent", reason="INC-42")
+    tenant_pause(tenant_id="globex", paused_by="agent-2", reason="INC-43")
+    TenantLimits.objects.filter(tenant_id="globex").update(paused_at=now + timedelta(seconds=5))
+    TenantLimits.objects.create(tenant_id="initech", max_running_jobs=3)  # a row, not paused
+    make_job(globex)
+
+    found, count = dashboard.paused_tenants()
+
+    assert count == 2
+    assert [(t.tenant_id, t.paused_by, t.reason, t.pending) for t in found] == [
+        ("acme", "agent", "INC-42", 3),
+        ("globex", "agent-2", "INC-43", 1),
+    ]
+    shown, count = dashboard.paused_tenants(tenants=1, cap=2)
+    assert [t.tenant_id for t in shown] == ["acme"] and shown[0].pending == 2 and count == 2
+    assert dashboard.paused_tenants(tenants=1, cap=1)[1] == 1  # counted up to the cap
+
+
+def test_no_paused_tenant_no_panel(client_as, support_user):
+    assert dashboard.paused_tenants() == ([], 0)
+    assert 'id="panel-paused"' not in client_as(support_user).get(URL).content.decode()
+
+
 def test_support_staff_see_the_dashboard_with_its_figures(client_as, support_user):
     task = make_task(tenant_id="acme")
     make_job(task, scheduled_at=db_now() - timedelta(seconds=30))
     make_dead_job(task)
+    make_job(task, scheduled_at=db_now() - timedelta(hours=1), status=JobStatus.CANCELLED)
     response = client_as(support_user).get(URL)
     assert response.status_code == 200
     page = response.content.decode()
+    assert 'data-status="cancelled">cancelled: 1</a>' in page
+    assert 'id="panel-paused"' not in page
     assert 'id="dashboard-panels"' in page and "htmx-2.0.11.min.js" in page
     assert 'hx-trigger="every 5s"' in page
     assert '<span class="dashboard-figure" id="due-now">1</span>' in page
     assert 'data-tenant="acme"' in page and "<svg" in page
+    tenant_pause(tenant_id="acme", paused_by="agent", reason="INC-42")
+    fragment = client_as(support_user).get(URL, headers={"HX-Request": "true"}).content.decode()
+    assert 'data-paused-tenant="acme"' in fragment and "INC-42" in fragment
+    assert reverse("admin:tasks_tenantlimits_change", args=["acme"]) in fragment
 
 
 def test_the_refresh_returns_only_the_panels(client_as, support_user):

@@ -6,7 +6,7 @@ from django.core.management import call_command
 
 
 @pytest.mark.django_db
-def test_migrations_create_the_support_group_with_view_retry_cancel_and_discard_permissions():
+def test_migrations_create_the_support_group_with_view_retry_cancel_discard_and_pause_permissions():
     group = Group.objects.get(name="support")
 
     granted = {f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.select_related("content_type")}
@@ -18,9 +18,16 @@ def test_migrations_create_the_support_group_with_view_retry_cancel_and_discard_
         "jobs.cancel_pending_jobs",
         "jobs.discard_dead_jobs",
         "tasks.view_task",
+        "tasks.view_tenantlimits",
+        "tasks.pause_tenants",
     }
 
 
 @pytest.mark.django_db
 def test_the_jobs_app_has_no_unmade_migrations():
     call_command("makemigrations", "jobs", "--check", "--dry-run", verbosity=0)
+
+
+@pytest.mark.django_db
+def test_the_tasks_app_has_no_unmade_migrations():
+    call_command("makemigrations", "tasks", "--check", "--dry-run", verbosity=0)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
 from django.db import connection
 
 from jobs.models import Job, JobStatus
-from jobs.queue import claim_due, sweep_expired_leases
+from jobs.queue import JobResult, Outcome, claim_due, record_results, sweep_expired_leases
 from tests.workers.executor_db import bulk_jobs, db_now
 from workers.reconciler import reconcile_step
 
@@ -102,3 +103,57 @@ def test_a_step_with_nothing_expired_is_idle():
     _claimed(3)
     assert reconcile_step(limit=10) is False
     assert Job.objects.filter(status=JobStatus.RUNNING).count() == 3
+
+
+def _log(job) -> list[dict]:
+    return json.loads(Job.objects.get(id=job.id).attempts)
+
+
+def test_an_expired_lease_appends_its_attempt_to_the_log_with_what_the_job_became():
+    (job,) = _claimed()
+    _expire(job)
+    sweep_expired_leases(limit=10)
+    [entry] = _log(job)
+    assert (entry["attempt"], entry["status"], entry["error"], entry["http_status"], entry["duration_ms"]) == (
+        1,
+        "pending",
+        "lease expired",
+        None,
+        None,
+    )
+    # Claimed, due to begin (it was due before the claim: the claim time), then taken back.
+    assert entry["claimed_at"][:23] == entry["started_at"][:23] < entry["finished_at"]
+
+
+def test_the_lease_expiry_entry_follows_the_earlier_attempts_and_the_next_result_follows_it():
+    (job,) = _claimed(max_attempts=3)
+    record_results(worker_id="w-dead", results=[JobResult(job.id, 1, Outcome.RETRY, 503, "HTTP 503", "", 0, 40)])
+    Job.objects.filter(id=job.id).update(next_attempt_at=db_now() - timedelta(seconds=1))
+    (job,) = claim_due(worker_id="w-dead", limit=1, lookahead_seconds=1)
+    _expire(job)
+    sweep_expired_leases(limit=10)
+    (job,) = claim_due(worker_id="w-dead", limit=1, lookahead_seconds=1)
+    record_results(worker_id="w-dead", results=[JobResult(job.id, 3, Outcome.DEAD, 500, "HTTP 500", "", None, 30)])
+    log = _log(job)
+    assert [(e["attempt"], e["status"], e["error"]) for e in log] == [
+        (1, "pending", "HTTP 503"),
+        (2, "pending", "lease expired"),
+        (3, "dead", "HTTP 500"),
+    ]
+
+
+def test_an_expired_lease_at_the_last_attempt_is_logged_as_dead():
+    (job,) = _claimed(max_attempts=1)
+    _expire(job)
+    sweep_expired_leases(limit=10)
+    assert [(e["status"], e["error"]) for e in _log(job)] == [("dead", "lease expired")]
+
+
+def test_the_log_keeps_the_last_20_entries_when_a_lease_expires():
+    (job,) = _claimed(max_attempts=30)
+    old = [{"attempt": n, "status": "pending", "error": "HTTP 500"} for n in range(1, 21)]
+    Job.objects.filter(id=job.id).update(attempts=json.dumps(old), attempt=21)
+    _expire(job)
+    sweep_expired_leases(limit=10)
+    log = _log(job)
+    assert len(log) == 20 and log[0]["attempt"] == 2 and (log[-1]["attempt"], log[-1]["error"]) == (21, "lease expired")
