@@ -105,7 +105,8 @@ class RunRequest(models.Model):
     """An Idempotency-Key of `POST /v1/tasks/{id}/run` and the job it made: the same key answers the same job.
 
     Apart from `jobs` so the queue's hot table carries no extra unique index; kept after the
-    job is archived (the replay then reads the job from the history).
+    job is archived (the replay then reads the job from the history) for RUN_REQUEST_RETENTION_SECONDS,
+    then purged by the archiver. Every statement on it runs from jobs/queue/run_requests.py.
     """
 
     task_id = BinaryUUIDField()
@@ -117,6 +118,7 @@ class RunRequest(models.Model):
     class Meta:
         db_table = "run_requests"
         constraints = [models.UniqueConstraint(fields=["task_id", "idempotency_key"], name="run_requests_key_uniq")]
+        indexes = [models.Index(fields=["created_at"], name="run_requests_created_idx")]  # the archiver's purge
 
     def __str__(self) -> str:
         return f"run of {self.task_id} under {self.idempotency_key!r}"

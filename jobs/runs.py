@@ -3,7 +3,8 @@
 Run now locks the task row (FOR UPDATE) for its short transaction: a pause or
 delete racing it waits and then cancels the new job (or the run finds the task
 paused), and two runs with one Idempotency-Key are serialised, so the key is
-bound once. A paused task runs nothing (409).
+bound once. A paused task runs nothing (409). A key answers its job for
+RUN_REQUEST_RETENTION_SECONDS; after that it is forgotten and a run with it is a new run.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db import transaction
 
 from jobs.delivery import our_headers
-from jobs.models import RunRequest
-from jobs.queue import insert_run_now_job
+from jobs.queue import bind_run_request, insert_run_now_job, run_request_job
 from jobsched_project.ids import new_id
 from signing.selectors import signing_keys
 from tasks.models import Task, TaskStatus
@@ -50,18 +51,20 @@ def task_run_now(*, tenant_id: str, task_id: uuid.UUID, idempotency_key: str | N
             raise RunTaskNotFound(str(task_id))
         if idempotency_key is not None:
             # Read under the task's lock: a concurrent run with this key waits above, then finds ours.
-            earlier = RunRequest.objects.filter(task_id=task_id, idempotency_key=idempotency_key).first()
+            earlier = run_request_job(
+                task_id=task_id,
+                idempotency_key=idempotency_key,
+                retention_seconds=settings.RUN_REQUEST_RETENTION_SECONDS,
+            )
             if earlier is not None:
-                return earlier.job_id, False
+                return earlier, False
         if task.status == TaskStatus.PAUSED:
             raise RunTaskPaused(str(task_id))
         job_id = new_id()
         if not insert_run_now_job(tenant_id=tenant_id, task_id=task_id, job_id=job_id):
             raise RunTaskNotFound(str(task_id))  # not reachable while we hold the row: it is active
         if idempotency_key is not None:
-            RunRequest.objects.create(
-                task_id=task_id, tenant_id=tenant_id, idempotency_key=idempotency_key, job_id=job_id
-            )
+            bind_run_request(tenant_id=tenant_id, task_id=task_id, idempotency_key=idempotency_key, job_id=job_id)
     logger.info("task run now", extra={"event": "task_run_now", "task_id": str(task_id), "job_id": str(job_id)})
     return job_id, True
 

@@ -245,6 +245,18 @@ def _task_paused() -> Problem:
     return Problem(409, "task-paused", "The task is paused; resume it to run it.")
 
 
+def _run_job_gone(job_id: uuid.UUID) -> Problem:
+    # Only when the history lost a job before its TTL (the retention never exceeds it): answering
+    # 200 with no job would hide it, running the task again would break the key's promise.
+    return Problem(
+        409,
+        "idempotency-key-job-gone",
+        "The job this Idempotency-Key made is in neither the queue nor the history; it is not run again "
+        "under this key. Send a new key to run the task.",
+        job_id=str(job_id),
+    )
+
+
 class TaskRunView(APIView):
     @extend_schema(
         operation_id="tasks_run",
@@ -269,8 +281,10 @@ class TaskRunView(APIView):
         },
         examples=[_JOB_EXAMPLE],
         description="202 with the new job and its Location; the same Idempotency-Key again answers 200 with that "
-        "job. The job is like any other (claimed, fenced, retried, counted); its scheduled_at is the request's "
-        "instant. A paused task is a 409.",
+        "job for RUN_REQUEST_RETENTION_SECONDS (by default the history's 30 days), after which the key is forgotten "
+        "and runs the task as a new request. The job is like any other (claimed, fenced, retried, counted); its "
+        "scheduled_at is the request's instant. A paused task is a 409 task-paused; a key whose job is in neither "
+        "the queue nor the history is a 409 idempotency-key-job-gone.",
     )
     def post(self, request: Request, task_id: str) -> Response:
         task_uuid = _path_id(task_id, not_found("task"))
@@ -288,9 +302,11 @@ class TaskRunView(APIView):
             job = selectors.job_get(tenant_id=tenant_id, job_id=job_id, store=get_history_store())
         except HistoryUnavailable as exc:
             raise _history_unavailable(exc) from exc
+        if job is None:
+            raise _run_job_gone(job_id)
         location = reverse("job", args=[str(job_id)])
         return Response(
-            JobOutput(job).data if job else None,
+            JobOutput(job).data,
             status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,
             headers={"Location": location},
         )

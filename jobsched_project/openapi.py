@@ -49,6 +49,8 @@ PROBLEM_TYPES: dict[str, str] = {
     "content-too-large": "The request body is larger than the API accepts.",
     "unsupported-media-type": "The body's Content-Type is not one the operation accepts.",
     "idempotency-key-reused": "This Idempotency-Key was used before with a different request body.",
+    "idempotency-key-job-gone": "This run now's Idempotency-Key made a job that is in neither the queue nor the "
+    "history any more; it is not run again under that key (use a new key to run the task).",
     "too-many-secrets": "The tenant already holds the most secrets it may; delete one first.",
     "too-many-requests": "The tenant's request rate is exceeded; wait `Retry-After` seconds.",
     "internal-server-error": "A bug on our side; it has been logged.",

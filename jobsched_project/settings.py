@@ -405,6 +405,14 @@ if not 0 <= AUTO_PAUSE_AFTER_DEAD_JOBS <= 1000:
 ARCHIVE_SUCCEEDED_AFTER_SECONDS = _positive_int("ARCHIVE_SUCCEEDED_AFTER_SECONDS", 3600)
 ARCHIVE_DEAD_AFTER_SECONDS = _positive_int("ARCHIVE_DEAD_AFTER_SECONDS", 14 * 24 * 3600)
 HISTORY_TTL_SECONDS = _positive_int("HISTORY_TTL_SECONDS", 30 * 24 * 3600)
+# How long a run now's Idempotency-Key answers its job (README "Run now"): by default as long as the
+# history keeps a job, and never longer, so a replay within it always finds the job it answers with.
+RUN_REQUEST_RETENTION_SECONDS = _positive_int("RUN_REQUEST_RETENTION_SECONDS", HISTORY_TTL_SECONDS)
+if RUN_REQUEST_RETENTION_SECONDS > HISTORY_TTL_SECONDS:
+    raise ImproperlyConfigured(
+        f"RUN_REQUEST_RETENTION_SECONDS: at most HISTORY_TTL_SECONDS ({HISTORY_TTL_SECONDS}), the time the job it "
+        f"answers with stays readable; got {RUN_REQUEST_RETENTION_SECONDS}"
+    )
 
 # --- Support console (admin): one bulk retry is bounded and paced, so a click
 # cannot flood a tenant's endpoint (each retry makes the job due at once).

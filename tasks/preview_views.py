@@ -7,6 +7,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -18,12 +19,17 @@ from jobsched_project.ids import parse_id
 from jobsched_project.params import invalid_param
 from jobsched_project.problems import not_found
 from tasks import selectors, services
-from tasks.models import TaskStatus
-from tasks.schedule import ScheduleError
-from tasks.schedule.preview import MAX_RUNS, PreviewRun, preview_runs
+from tasks.models import Task, TaskStatus
+from tasks.schedule import ScheduleError, next_run_after, parse_timezone
+from tasks.schedule.missed import WalkLimitReached, planned_runs
+from tasks.schedule.preview import MAX_RUNS, PreviewRun, describe_runs, preview_runs
 from tasks.serializers import ScheduleInput
 
 DEFAULT_RUNS = 10
+# How many next runs a saved task's preview may compute to follow a scheduler that is behind
+# (croniter costs 80-200 µs each: at most about a second). A task further behind (e.g. every
+# minute, for a week) shows the runs planned within it, `behind` saying why the list is short.
+PREVIEW_WALK_MAX = 5000
 _DIGITS = re.compile(r"[0-9]{1,3}")
 _PROBLEM = OpenApiResponse(description="application/problem+json")
 _N = OpenApiParameter(
@@ -38,6 +44,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
     response_only=True,
     value={
         "timezone": "Europe/Madrid",
+        "behind": False,
         "runs": [
             {
                 "at": "2027-03-27T01:30:00Z",
@@ -46,6 +53,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
                 "dst": False,
                 "offset_changed_from": None,
                 "ambiguous_local_time": False,
+                "late": False,
             },
             {
                 "at": "2027-03-28T01:00:00Z",
@@ -54,6 +62,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
                 "dst": True,
                 "offset_changed_from": "+01:00",
                 "ambiguous_local_time": False,
+                "late": False,
             },
         ],
     },
@@ -69,6 +78,9 @@ class PreviewRunOutput(serializers.Serializer):
         allow_null=True, help_text="the previous run's offset when a DST transition lies between"
     )
     ambiguous_local_time = serializers.BooleanField(help_text="the local time occurs twice (fall-back overlap)")
+    late = serializers.BooleanField(
+        help_text="already past: the scheduler is behind on this task and fires this run as soon as it reaches it"
+    )
 
     def get_local(self, run: PreviewRun) -> str:
         return run.local.isoformat()
@@ -76,6 +88,11 @@ class PreviewRunOutput(serializers.Serializer):
 
 class PreviewOutput(serializers.Serializer):
     timezone = serializers.CharField(allow_null=True)
+    behind = serializers.BooleanField(
+        default=False,
+        help_text="the scheduler is behind on this task (its next run is missed): the runs are those its "
+        "missed_runs policy fires, late ones marked; the runs it skips are not listed",
+    )
     runs = PreviewRunOutput(many=True)
 
 
@@ -91,7 +108,38 @@ def _answer(*, cron: str | None, timezone: str | None, run_at: datetime | None, 
         runs = preview_runs(cron=cron, timezone=timezone, run_at=run_at, after=after, count=n)
     except ScheduleError as exc:  # a saved schedule that no longer has runs (a cron with no future date)
         raise invalid_param(f"schedule.{exc.field}", exc.message) from None
-    return Response(PreviewOutput({"timezone": timezone if cron else None, "runs": runs}).data)
+    return Response(PreviewOutput({"timezone": timezone if cron else None, "behind": False, "runs": runs}).data)
+
+
+def _planned(task: Task, *, next_run_at: datetime, now: datetime, n: int) -> Response:
+    """An active task's next runs as the scheduler will fire them: its missed_runs policy applied."""
+    missed_after = timedelta(seconds=settings.SCHEDULER_MISSED_AFTER_SECONDS)
+    cron, zone = task.cron_expression, task.timezone
+
+    def next_run(prev: datetime) -> datetime | None:
+        if cron is None:
+            return None  # a one-shot runs once
+        return next_run_after(cron, parse_timezone(zone or ""), prev)
+
+    try:
+        runs = planned_runs(
+            policy=task.missed_runs,
+            next_run_at=next_run_at,
+            now=now,
+            next_run=next_run,
+            missed_after=missed_after,
+            replay_max=settings.SCHEDULER_MISSED_RUNS_MAX,
+            count=n,
+            walk_max=PREVIEW_WALK_MAX,
+        )
+    except WalkLimitReached as stopped:
+        runs = stopped.runs
+    except ScheduleError as exc:  # a saved schedule that no longer has runs (a cron with no future date)
+        raise invalid_param(f"schedule.{exc.field}", exc.message) from None
+    timezone = task.timezone if task.cron_expression else None
+    described = describe_runs(runs, timezone=timezone, after=next_run_at - timedelta(microseconds=1), now=now)
+    behind = next_run_at < now - missed_after
+    return Response(PreviewOutput({"timezone": timezone, "behind": behind, "runs": described}).data)
 
 
 class TaskPreviewView(APIView):
@@ -101,8 +149,10 @@ class TaskPreviewView(APIView):
         parameters=[_N],
         responses={200: PreviewOutput, 400: _PROBLEM, 404: _PROBLEM},
         examples=[_PREVIEW_EXAMPLE],
-        description="An active task's runs from its next_run_at on; a paused one's from now, as a resume would. "
-        "A one-shot shows its run_at until it has fired, then no runs.",
+        description="An active task's runs from its next_run_at on, as the scheduler will fire them: when it is "
+        "behind on the task (`behind`), the task's missed_runs policy applies, so runs it will skip are not listed "
+        "and runs it will fire late are marked `late`. A paused task's runs start from now, as a resume would. "
+        "A one-shot shows its run_at until it has fired (or been skipped), then no runs.",
     )
     def get(self, request: Request, task_id: str) -> Response:
         n = _count(request)
@@ -113,14 +163,11 @@ class TaskPreviewView(APIView):
         now = services.clock()
         if task.run_at is not None and task.next_run_at is None:
             # A one-shot that has fired has no run left (the scheduler cleared next_run_at).
-            return Response(PreviewOutput({"timezone": None, "runs": []}).data)
-        if task.run_at is not None:
-            after = now
-        elif task.status == TaskStatus.ACTIVE and task.next_run_at is not None:
-            after = task.next_run_at - timedelta(microseconds=1)  # next_run_at itself is the first run
-        else:
-            after = now
-        return _answer(cron=task.cron_expression, timezone=task.timezone, run_at=task.run_at, after=after, n=n)
+            return Response(PreviewOutput({"timezone": None, "behind": False, "runs": []}).data)
+        if task.status == TaskStatus.ACTIVE and task.next_run_at is not None:
+            # next_run_at itself is the first run, unless the scheduler is behind and its policy skips it.
+            return _planned(task, next_run_at=task.next_run_at, now=now, n=n)
+        return _answer(cron=task.cron_expression, timezone=task.timezone, run_at=task.run_at, after=now, n=n)
 
 
 class SchedulePreviewView(APIView):

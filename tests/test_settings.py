@@ -38,6 +38,8 @@ def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
         ("DEBUG", "maybe"),
         ("DATABASE_URL", "postgres://localhost/jobsched"),
         ("ARCHIVE_SUCCEEDED_AFTER_SECONDS", "-5"),
+        ("RUN_REQUEST_RETENTION_SECONDS", "0"),
+        ("RUN_REQUEST_RETENTION_SECONDS", str(31 * 24 * 3600)),  # past the history's TTL: a replay would find no job
         ("LOG_LEVEL", "LOUD"),
         ("LOG_FORMAT", "xml"),
         ("SECURE_HSTS_SECONDS", "-1"),

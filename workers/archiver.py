@@ -4,6 +4,10 @@ Order matters: history first, then the MySQL delete. A crash between the two
 leaves the job in both stores, which readers handle (MySQL wins, the copy is
 dropped by key), and the next run writes it again (an upsert) and deletes it.
 The other order could delete a job that never reached the history.
+
+It also owns the cleanup of what outlives the queue: expired history rows (the SQL
+store's purge) and run now's expired Idempotency-Keys (`run_requests`), each in one
+bounded statement per step.
 """
 
 from __future__ import annotations
@@ -17,7 +21,13 @@ from history.base import HistoryStore, HistoryUnavailable, truncate_to_millis
 from jobs import queue
 from jobs.models import JobStatus
 from jobsched_project.records import JobRecord
-from workers.metrics import ARCHIVER_FAILURES, ARCHIVER_KEPT, ARCHIVER_MOVED, ARCHIVER_PURGED
+from workers.metrics import (
+    ARCHIVER_FAILURES,
+    ARCHIVER_KEPT,
+    ARCHIVER_MOVED,
+    ARCHIVER_PURGED,
+    ARCHIVER_RUN_REQUESTS_PURGED,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +50,7 @@ class ArchiveRun:
     deleted: int = 0
     kept: int = 0  # changed since read (a manual retry): left in the queue
     purged: int = 0
+    run_requests_purged: int = 0  # expired Idempotency-Keys of runs now
     full: bool = False  # some batch was full: more is waiting
 
 
@@ -54,10 +65,12 @@ class Archiver:
         purge_limit: int = DEFAULT_PURGE_LIMIT,
         succeeded_after_seconds: int | None = None,
         dead_after_seconds: int | None = None,
+        run_request_retention_seconds: int | None = None,
     ) -> None:
         self.store = store
         self.batch_size = batch_size
         self.purge_limit = purge_limit
+        self.run_request_retention = run_request_retention_seconds or settings.RUN_REQUEST_RETENTION_SECONDS
         self.ages = {
             JobStatus.SUCCEEDED: succeeded_after_seconds or settings.ARCHIVE_SUCCEEDED_AFTER_SECONDS,
             JobStatus.DEAD: dead_after_seconds or settings.ARCHIVE_DEAD_AFTER_SECONDS,
@@ -66,7 +79,7 @@ class Archiver:
         }
 
     def step(self) -> bool:
-        """One batch per status plus one bounded purge; True when a batch was full."""
+        """One batch per status plus the bounded purges; True when a batch was full."""
         try:
             run = self.archive_once()
         except HistoryUnavailable as exc:
@@ -77,14 +90,22 @@ class Archiver:
         return run.full
 
     def archive_once(self) -> ArchiveRun:
-        """Move one batch of each status and purge once; a store error propagates (its batch stays queued)."""
+        """Purge expired keys, move one batch of each status, purge the history once.
+
+        A store error propagates (its batch stays queued).
+        """
         run = ArchiveRun()
+        # MySQL alone, first: a history outage (which raises below) does not stop it.
+        run.run_requests_purged = queue.purge_expired_run_requests(
+            retention_seconds=self.run_request_retention, limit=self.purge_limit
+        )
+        ARCHIVER_RUN_REQUESTS_PURGED.inc(run.run_requests_purged)
         for status, age in self.ages.items():
             self._archive_status(status, age, run)
         run.purged = self.store.purge_expired(limit=self.purge_limit)
         ARCHIVER_PURGED.inc(run.purged)
-        run.full = run.full or run.purged >= self.purge_limit
-        if run.read or run.purged:
+        run.full = run.full or run.purged >= self.purge_limit or run.run_requests_purged >= self.purge_limit
+        if run.read or run.purged or run.run_requests_purged:
             logger.info(
                 "archived jobs",
                 extra={
@@ -93,6 +114,7 @@ class Archiver:
                     "deleted": run.deleted,
                     "kept": run.kept,
                     "purged": run.purged,
+                    "run_requests_purged": run.run_requests_purged,
                 },
             )
         return run

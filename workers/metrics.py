@@ -56,6 +56,9 @@ ARCHIVER_MOVED = Counter(
 )
 ARCHIVER_KEPT = Counter("jobsched_archiver_kept_total", "Jobs read for archiving but changed since (kept in MySQL).")
 ARCHIVER_PURGED = Counter("jobsched_archiver_purged_total", "Expired history rows purged (SQL history store).")
+ARCHIVER_RUN_REQUESTS_PURGED = Counter(
+    "jobsched_archiver_run_requests_purged_total", "Run-now Idempotency-Keys purged past their retention."
+)
 ARCHIVER_FAILURES = Counter("jobsched_archiver_failures_total", "Steps in which the history store failed.")
 
 # --- the queue, as seen by the one elected replica (workers/queue_stats.py)

@@ -7,7 +7,9 @@ sit beside the statements, and callers ask for what they need:
 - scheduler: `schedule_due_tasks`, `max_allowed_packet` (scheduling.py)
 - reconciler: `sweep_expired_leases` (leases.py)
 - archiver: `finished_jobs`, `delete_archived` (archive.py)
-- task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job` (lifecycle.py)
+- task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job`, and run now's
+  Idempotency-Keys (`run_requests`): `run_request_job`, `bind_run_request`, `purge_expired_run_requests`
+  (the archiver's) (lifecycle.py)
 - the queue's gauges for /metrics: `stats.holds_stats_lock`, `stats.queue_figures`, `stats.dead_by_tenant`
   (stats.py, imported as a module: only the reconciler's stats reader uses it)
 - manual retry, cancel, discard and the DLQ summary: `requeue_dead_job`, `requeue_dead_jobs_staggered`
@@ -22,7 +24,13 @@ they change nothing and need no SQL of their own.
 from jobs.queue.archive import delete_archived, finished_jobs
 from jobs.queue.claims import ClaimedJob, claim_due, due_priorities
 from jobs.queue.leases import sweep_expired_leases
-from jobs.queue.lifecycle import cancel_task_jobs, insert_run_now_job
+from jobs.queue.lifecycle import (
+    bind_run_request,
+    cancel_task_jobs,
+    insert_run_now_job,
+    purge_expired_run_requests,
+    run_request_job,
+)
 from jobs.queue.results import RESULT_COLUMNS, JobResult, Outcome, WriteReport, record_results
 from jobs.queue.scheduling import DueTask, max_allowed_packet, schedule_due_tasks
 from jobs.queue.support import (
@@ -45,6 +53,7 @@ __all__ = [
     "Outcome",
     "TenantDead",
     "WriteReport",
+    "bind_run_request",
     "cancel_pending_job",
     "cancel_task_jobs",
     "claim_due",
@@ -56,9 +65,11 @@ __all__ = [
     "insert_run_now_job",
     "job_status",
     "max_allowed_packet",
+    "purge_expired_run_requests",
     "record_results",
     "requeue_dead_job",
     "requeue_dead_jobs_staggered",
+    "run_request_job",
     "schedule_due_tasks",
     "sweep_expired_leases",
 ]

@@ -36,3 +36,30 @@ FROM tasks AS t
 WHERE t.id = %(task_id)s
   AND t.tenant_id = %(tenant_id)s
   AND t.status = 'active';
+
+-- name: run_request_job
+-- A run now's Idempotency-Key still within its retention: the job it made. Read under the task's
+-- row lock (the caller's FOR UPDATE), so a concurrent run with the same key waits and then finds
+-- this one's row. An expired row (older than the retention, not purged yet) reads as no row: the
+-- key is forgotten whether or not the archiver has deleted it. Served by run_requests_key_uniq.
+SELECT job_id
+FROM run_requests
+WHERE task_id = %(task_id)s
+  AND idempotency_key = %(idempotency_key)s
+  AND created_at >= NOW(6) - INTERVAL %(retention_seconds)s SECOND;
+
+-- name: bind_run_request
+-- Bind the key to the new job. The row may exist, expired (run_request_job read no live one under
+-- the task's lock, which every run of this task takes first): it is rebound, its age restarted.
+INSERT INTO run_requests (task_id, tenant_id, idempotency_key, job_id, created_at)
+VALUES (%(task_id)s, %(tenant_id)s, %(idempotency_key)s, %(job_id)s, NOW(6))
+ON DUPLICATE KEY UPDATE job_id = %(job_id)s, created_at = NOW(6);
+
+-- name: purge_expired_run_requests
+-- The archiver's bounded purge: keys older than the retention, oldest first, through
+-- run_requests_created_idx, at most `limit` rows a statement (short locks, a backlog drains over
+-- steps). A run rebinding an expired key meanwhile set created_at to now: no longer matched.
+DELETE FROM run_requests
+WHERE created_at < NOW(6) - INTERVAL %(retention_seconds)s SECOND
+ORDER BY created_at
+LIMIT %(limit)s;

@@ -104,3 +104,50 @@ def _replay_the_last(
         return Plan(None, runs[len(runs) - replay_max])
     first = len(runs) - replay_max  # the oldest run still replayed
     return Plan(runs[first], runs[first + 1] if first + 1 < len(runs) else after)
+
+
+class WalkLimitReached(Exception):
+    """Following the scheduler took more than `walk_max` next-run computations (a task far behind)."""
+
+    def __init__(self, runs: list[datetime]) -> None:
+        super().__init__(f"stopped after {len(runs)} runs")
+        self.runs = runs  # the runs planned before the limit
+
+
+def planned_runs(
+    *,
+    policy: str,
+    next_run_at: datetime,
+    now: datetime,
+    next_run: Callable[[datetime], datetime | None],
+    missed_after: timedelta,
+    replay_max: int,
+    count: int,
+    walk_max: int,
+) -> list[datetime]:
+    """The first `count` runs the scheduler will fire for a task due at `next_run_at`, seen at `now`.
+
+    Tick after tick of `plan_due_run`, as a scheduler catching up at `now` runs it (it ticks again
+    at once while a task is due), so the runs its policy skips are not among them: one rule, the
+    planner's. Each distinct next run is computed once; past `walk_max` of them WalkLimitReached
+    carries the runs planned so far.
+    """
+    computed: dict[datetime, datetime | None] = {}
+
+    def memo(prev: datetime) -> datetime | None:
+        if prev not in computed:
+            if len(computed) >= walk_max:
+                raise WalkLimitReached(runs)
+            computed[prev] = next_run(prev)
+        return computed[prev]
+
+    runs: list[datetime] = []
+    prev: datetime | None = next_run_at
+    while prev is not None and len(runs) < count:
+        plan = plan_due_run(
+            policy=policy, prev=prev, now=now, next_run=memo, missed_after=missed_after, replay_max=replay_max
+        )
+        if plan.scheduled_at is not None:
+            runs.append(plan.scheduled_at)
+        prev = plan.next_run_at  # always later than prev: the walk only goes forward
+    return runs

@@ -25,6 +25,7 @@ class PreviewRun:
     # The offset changed since the previous run (or since `after` for the first): a DST transition lies between.
     offset_changed_from: str | None
     ambiguous_local_time: bool  # the local time occurs twice (fall-back overlap); `utc_offset` says which
+    late: bool = False  # already past: the scheduler, behind, fires it as soon as it reaches it
 
 
 def _offset(value: datetime) -> str:
@@ -39,7 +40,7 @@ def _ambiguous(local: datetime) -> bool:
     return other.utcoffset() != local.utcoffset() and other.astimezone(UTC).astimezone(local.tzinfo) == other
 
 
-def _run(at: datetime, zone: ZoneInfo, previous_offset: str) -> PreviewRun:
+def _run(at: datetime, zone: ZoneInfo, previous_offset: str, *, late: bool = False) -> PreviewRun:
     local = at.astimezone(zone)
     offset = _offset(local)
     return PreviewRun(
@@ -49,7 +50,24 @@ def _run(at: datetime, zone: ZoneInfo, previous_offset: str) -> PreviewRun:
         dst=bool(local.dst()),
         offset_changed_from=previous_offset if offset != previous_offset else None,
         ambiguous_local_time=_ambiguous(local),
+        late=late,
     )
+
+
+def describe_runs(runs: list[datetime], *, timezone: str | None, after: datetime, now: datetime) -> list[PreviewRun]:
+    """Runs already planned (a saved task's, by the scheduler's missed-run rule) in UTC and local time.
+
+    `after` is the instant before the first run (its offset marks a transition before it); a run
+    before `now` is late.
+    """
+    zone = parse_timezone(timezone) if timezone else ZoneInfo("UTC")
+    offset = _offset(after.astimezone(zone))
+    described: list[PreviewRun] = []
+    for at in runs:
+        run = _run(at, zone, offset, late=at < now)
+        offset = run.utc_offset
+        described.append(run)
+    return described
 
 
 def preview_runs(

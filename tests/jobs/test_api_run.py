@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 
 import pytest
+from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from jobs.models import Job, JobStatus, RunRequest
@@ -12,6 +14,7 @@ from jobs.queue import JobResult, Outcome, claim_due, record_results
 from signing.services import signing_secret_create
 from tests.factories import make_task
 from tests.receivers import ConnectionTrap
+from workers.archiver import Archiver
 
 pytestmark = pytest.mark.django_db
 
@@ -166,3 +169,63 @@ def test_dry_run_says_whether_the_tasks_secret_still_exists(client, fake_dns):
     foreign = make_task(secret_ref="other-token")
     assert client.post(f"/v1/tasks/{foreign.pk}/dry-run").json()["secret_found"] is False
     assert client.post(f"/v1/tasks/{make_task().pk}/dry-run").json()["secret_found"] is None
+
+
+def _age_key(key: str, age: dt.timedelta) -> None:
+    RunRequest.objects.filter(idempotency_key=key).update(created_at=timezone.now() - age)
+
+
+def test_a_replay_within_the_retention_answers_the_same_job_even_once_archived(client, store, settings):
+    settings.RUN_REQUEST_RETENTION_SECONDS = 24 * 3600
+    task = make_task()
+    first = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="once").json()["id"]
+    Job.objects.filter(pk=first).update(
+        status=JobStatus.SUCCEEDED, attempt=1, finished_at=timezone.now() - dt.timedelta(hours=2)
+    )
+    assert Archiver(store=store).archive_once().deleted == 1  # the job left the queue for the history
+    _age_key("once", dt.timedelta(hours=23))
+
+    again = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="once")
+
+    assert again.status_code == 200, again.content
+    assert again.json()["id"] == first and again.json()["archived"] is True
+    assert not Job.objects.exists()  # nothing ran again
+
+
+def test_a_key_past_its_retention_runs_the_task_as_a_new_request(client, store, settings):
+    settings.RUN_REQUEST_RETENTION_SECONDS = 3600
+    task = make_task()
+    first = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="hourly").json()["id"]
+    _age_key("hourly", dt.timedelta(hours=1, minutes=1))  # expired, not purged yet
+
+    late = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="hourly")
+
+    assert late.status_code == 202, late.content
+    second = late.json()["id"]
+    assert second != first and Job.objects.filter(task=task).count() == 2
+    # The key is bound afresh, to the new job, for a new retention.
+    (bound,) = RunRequest.objects.filter(idempotency_key="hourly")
+    assert str(bound.job_id) == second and timezone.now() - bound.created_at < dt.timedelta(minutes=1)
+    replay = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="hourly")
+    assert (replay.status_code, replay.json()["id"]) == (200, second)
+
+    # Once the archiver has purged the key, it is a new request too.
+    _age_key("hourly", dt.timedelta(hours=2))
+    assert Archiver(store=store).archive_once().run_requests_purged == 1
+    assert not RunRequest.objects.exists()
+    third = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="hourly")
+    assert third.status_code == 202 and third.json()["id"] not in {first, second}
+
+
+def test_a_replay_whose_job_is_gone_from_queue_and_history_is_a_409_not_a_null_200(client, store):
+    task = make_task()
+    first = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="lost").json()["id"]
+    Job.objects.filter(pk=first).delete()  # e.g. the history store was switched: the job is nowhere
+
+    again = client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="lost")
+
+    assert again.status_code == 409, again.content
+    body = again.json()
+    assert body["type"].endswith("/idempotency-key-job-gone") and body["job_id"] == first
+    assert not Job.objects.exists()  # not run again under the key
+    assert client.post(f"/v1/tasks/{task.pk}/run", HTTP_IDEMPOTENCY_KEY="new-key").status_code == 202

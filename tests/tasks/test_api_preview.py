@@ -52,6 +52,7 @@ def test_the_default_is_ten_runs_and_a_one_shot_has_one(client, before_spring_fo
     one_shot = client.post(f"{PREVIEW}?n=5", {"run_at": "2027-04-01T09:00:00+02:00"}, format="json").json()
     assert one_shot == {
         "timezone": None,
+        "behind": False,
         "runs": [
             {
                 "at": "2027-04-01T07:00:00Z",
@@ -60,6 +61,7 @@ def test_the_default_is_ten_runs_and_a_one_shot_has_one(client, before_spring_fo
                 "dst": False,
                 "offset_changed_from": None,
                 "ambiguous_local_time": False,
+                "late": False,
             }
         ],
     }
@@ -123,4 +125,4 @@ def test_a_one_shot_shows_its_run_until_it_has_fired_then_none(client):
     assert [run["at"] for run in client.get(f"/v1/tasks/{task.pk}/preview").json()["runs"]] == ["2027-06-01T09:00:00Z"]
     task.next_run_at = None  # the scheduler made its job
     task.save(update_fields=["next_run_at"])
-    assert client.get(f"/v1/tasks/{task.pk}/preview").json() == {"timezone": None, "runs": []}
+    assert client.get(f"/v1/tasks/{task.pk}/preview").json() == {"timezone": None, "behind": False, "runs": []}

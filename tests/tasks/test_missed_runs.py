@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tasks.schedule.missed import Plan, plan_due_run
+from tasks.schedule.missed import Plan, WalkLimitReached, plan_due_run, planned_runs
 
 T0 = datetime(2027, 1, 1, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)
@@ -91,3 +91,49 @@ def test_bad_arguments_are_refused():
         plan("sometimes", T0, T0)
     with pytest.raises(ValueError):
         plan("all", T0, T0, replay_max=20, scan_max=20)
+
+
+def planned(policy, next_run_at, now, *, next_run=minutely, count=5, walk_max=1000, replay_max=3):
+    return planned_runs(
+        policy=policy, next_run_at=next_run_at, now=now, next_run=next_run, missed_after=MINUTE,
+        replay_max=replay_max, count=count, walk_max=walk_max,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("policy", "first"),
+    [
+        ("all", T0 + 7 * MINUTE),  # the last 3 of the 10 missed runs (T0 .. T0+9m), then on schedule
+        ("latest", T0 + 9 * MINUTE),  # the most recent missed run
+        ("skip", T0 + 10 * MINUTE),  # the first run in the future
+    ],
+)
+def test_planned_runs_are_what_the_ticks_fire_the_skipped_ones_left_out(policy, first):
+    now = T0 + 9 * MINUTE + timedelta(seconds=30)
+    assert planned(policy, T0, now) == [first + i * MINUTE for i in range(5)]
+
+
+def test_planned_runs_of_a_task_on_time_start_at_its_next_run():
+    assert planned("skip", T0, T0 - MINUTE, count=3) == [T0, T0 + MINUTE, T0 + 2 * MINUTE]
+
+
+def test_planned_runs_of_a_one_shot_stop_after_its_run_or_skip_it():
+    late = T0 + 10 * MINUTE
+    assert planned("latest", T0, late, next_run=one_shot) == [T0]
+    assert planned("skip", T0, late, next_run=one_shot) == []
+
+
+def test_planned_runs_stop_at_the_walk_limit_with_what_they_planned():
+    calls = []
+
+    def counted(t):
+        calls.append(t)
+        return minutely(t)
+
+    with pytest.raises(WalkLimitReached) as stopped:
+        planned("skip", T0, T0 + 10_000 * MINUTE, next_run=counted, walk_max=50)
+    assert stopped.value.runs == [] and len(calls) == 50
+    # Each distinct next run is computed once, however often the planner's walks ask for it.
+    calls.clear()
+    assert len(planned("all", T0, T0 + 9 * MINUTE + timedelta(seconds=30), next_run=counted, count=5)) == 5
+    assert len(calls) == len(set(calls))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import subprocess
 import threading
+import uuid
 
 import pytest
 from django.db import connections
@@ -15,7 +16,7 @@ from history.memory import InMemoryHistoryStore
 from history.models import HistoryEntry
 from history.sql_store import SqlHistoryStore
 from history.stores import set_history_store
-from jobs.models import Job, JobStatus
+from jobs.models import Job, JobStatus, RunRequest
 from jobs.services import RetryOutcome, job_retry
 from tests.factories import finished_job, make_job, make_task
 from tests.history.conftest import make_record
@@ -233,3 +234,36 @@ def test_run_archiver_once_exits_non_zero_and_deletes_nothing_when_the_history_s
     assert done.returncode != 0
     assert "HistoryUnavailable" in done.stderr
     assert Job.objects.filter(id=job.id).exists()
+
+
+def _run_request(key: str, age: dt.timedelta) -> RunRequest:
+    request = RunRequest.objects.create(
+        task_id=uuid.uuid4(), tenant_id="tenant-a", idempotency_key=key, job_id=uuid.uuid4()
+    )
+    RunRequest.objects.filter(pk=request.pk).update(created_at=timezone.now() - age)
+    return request
+
+
+def test_the_archiver_purges_expired_run_now_keys_in_bounded_batches(store, settings):
+    settings.RUN_REQUEST_RETENTION_SECONDS = 24 * 3600
+    expired = [_run_request(f"old-{i}", DAY + HOUR * (i + 1)) for i in range(5)]
+    live = _run_request("fresh", DAY - HOUR)
+    archiver = Archiver(store=store, purge_limit=2)
+
+    runs = [archiver.archive_once() for _ in range(4)]
+
+    assert [run.run_requests_purged for run in runs] == [2, 2, 1, 0]
+    assert [run.full for run in runs] == [True, True, False, False]  # a full purge asks for another step
+    assert list(RunRequest.objects.values_list("pk", flat=True)) == [live.pk]
+    assert not RunRequest.objects.filter(pk__in=[r.pk for r in expired]).exists()
+
+
+def test_a_history_outage_does_not_stop_the_purge_of_run_now_keys(store, settings):
+    settings.RUN_REQUEST_RETENTION_SECONDS = 3600
+    _run_request("old", 2 * HOUR)
+    finished_job(make_task(), JobStatus.SUCCEEDED, 2 * HOUR)
+    store.fail_with = HistoryUnavailable("cluster down")
+
+    assert Archiver(store=store).step() is False
+
+    assert not RunRequest.objects.exists() and Job.objects.count() == 1

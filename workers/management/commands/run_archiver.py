@@ -15,7 +15,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="jobs per status per step")
-        parser.add_argument("--purge-limit", type=int, default=DEFAULT_PURGE_LIMIT, help="expired rows per purge")
+        parser.add_argument(
+            "--purge-limit", type=int, default=DEFAULT_PURGE_LIMIT, help="expired rows per purge (history, run keys)"
+        )
         add_loop_options(parser, idle_default=10.0, idle_help="seconds to sleep when there was nothing to move")
         parser.add_argument(
             "--max-backoff-seconds",
