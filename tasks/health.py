@@ -1,6 +1,7 @@
 """How a task is doing, pure: its last run, its dead jobs in a row, and when that pauses it.
 
-The executor's result batch applies this per task (one UPDATE per batch): a
+The executor's result batch and the reconciler's sweep apply this per task (one UPDATE
+per batch, jobs.queue.task_health; a lease expired into a retry is RETRYING): a
 success resets the count, a dead job adds one, a retry leaves it; reaching the
 task's `auto_pause_after` (or the AUTO_PAUSE_AFTER_DEAD_JOBS default; 0 = never)
 pauses an active task, with the reason the API and the admin show.

@@ -2,8 +2,9 @@
 
 The other half of the lease: an executor that died or hung leaves its jobs
 'running'; once `lease_expires_at` (the job's time + timeout + 30 s) has passed,
-one guarded UPDATE per sweep (`jobs.queue.sweep_expired_leases`) takes them back. It never adds an attempt: the
-claim counted it already.
+one short transaction per sweep (`jobs.queue.sweep_expired_leases`) takes them back and
+keeps their tasks' health as the result write does (last run, dead jobs in a row,
+auto-pause). It never adds an attempt: the claim counted it already.
 """
 
 from __future__ import annotations

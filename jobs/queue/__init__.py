@@ -6,6 +6,7 @@ sit beside the statements, and callers ask for what they need:
 - executor: `claim_due`, `record_results` (claims.py, results.py)
 - scheduler: `schedule_due_tasks`, `max_allowed_packet` (scheduling.py)
 - reconciler: `sweep_expired_leases` (leases.py)
+- task health, written by both the result write and the sweep: `task_health.update_task_health` (task_health.py)
 - archiver: `finished_jobs`, `delete_archived` (archive.py)
 - task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job`, and run now's
   Idempotency-Keys (`run_requests`): `run_request_job`, `bind_run_request`, `purge_expired_run_requests`

@@ -1,14 +1,49 @@
-"""The reconciler's statement: the other half of the lease."""
+"""The reconciler's statements: the other half of the lease, and the task health it ends attempts with."""
 
 from __future__ import annotations
 
-from django.db import connection
+from django.db import connection, transaction
 
+from jobs.queue import task_health
 from jobs.queue.statements import STATEMENTS
+from tasks import health
 
 
 def sweep_expired_leases(*, limit: int) -> int:
-    """Return up to `limit` running jobs whose lease expired (autocommit: one short statement); how many."""
-    with connection.cursor() as cursor:
-        cursor.execute(*STATEMENTS["reconcile_expired_leases"].bind({"limit": limit}))
-        return cursor.rowcount
+    """Take back up to `limit` running jobs whose lease expired, and keep their tasks' health; how many.
+
+    One short transaction per sweep, never a statement per job: find the expired rows, lock
+    them, lock their tasks and write how each is doing (as the result write does: a lease expired on the
+    last attempt is a dead job, otherwise the last run is retrying, with no HTTP status), take
+    the rows back, then cancel the pending jobs of the tasks that paused automatically.
+    """
+    with transaction.atomic(durable=True), connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["reconcile_find_expired"].bind({"limit": limit}))
+        found = [(bytes(job_id),) for (job_id,) in cursor.fetchall()]
+        if not found:
+            return 0
+        cursor.execute(*STATEMENTS["reconcile_lock_expired"].bind(None, found))
+        locked = cursor.fetchall()
+        if not locked:  # each one's result landed meanwhile, or another sweep holds it
+            return 0
+        attempts = [_task_attempt(row) for row in locked]
+        # Before the jobs' UPDATE, which reads the tasks' status: an auto-pause here cancels a retry there.
+        paused = task_health.update_task_health(cursor, attempts)
+        rows = [(bytes(job_id), attempt) for job_id, attempt, *_ in locked]
+        cursor.execute(*STATEMENTS["reconcile_expired_leases"].bind(None, rows, columns=("id", "attempt")))
+        # The swept rows are locked by this transaction, so each one must change: exactly the
+        # jobs whose health was written above.
+        if cursor.rowcount != len(locked):
+            raise RuntimeError(f"lease sweep changed {cursor.rowcount} of {len(locked)} locked rows")
+        task_health.cancel_auto_paused(paused)
+    task_health.log_auto_paused(paused)
+    return len(locked)
+
+
+def _task_attempt(row: tuple) -> task_health.TaskAttempt:
+    """A swept row as its task's attempt: no result came back, so no HTTP status."""
+    job_id, attempt, max_attempts, task_id, scheduled_at, tenant_id = row
+    # The statement's own rule (attempt >= max_attempts: dead); a retry of a task that is not
+    # active is cancelled there, and tasks.health.next_health shows it so.
+    outcome = health.DEAD if attempt >= max_attempts else health.RETRYING
+    return bytes(task_id), tenant_id, health.Attempt(bytes(job_id), scheduled_at, outcome, None)

@@ -2,7 +2,8 @@
 
 One short transaction of raw SQL (through the ORM the same writes cost ~17x the
 CPU): lock the rows that still carry our claim, lock their tasks and write how
-each is doing (one UPDATE per batch: last run, dead jobs in a row, auto-pause),
+each is doing (`jobs.queue.task_health`, shared with the reconciler's sweep: one
+UPDATE per batch of last run, dead jobs in a row, auto-pause),
 then one UPDATE ... JOIN of a derived table of the results. The fence is status='running' AND worker_id AND
 attempt. What a result *is* (succeeded, retry, dead) is decided by the executor
 (`workers.executor.results.decide`); this module only writes it.
@@ -14,12 +15,10 @@ import enum
 import logging
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 
-from jobs.queue.lifecycle import REASON_AUTO_PAUSED, cancel_task_jobs
+from jobs.queue import task_health
 from jobs.queue.statements import STATEMENTS
 from tasks import health
 
@@ -71,61 +70,17 @@ class WriteReport:
 
 
 _LAST_RUN_OUTCOME = {Outcome.SUCCEEDED: health.SUCCEEDED, Outcome.RETRY: health.RETRYING, Outcome.DEAD: health.DEAD}
-# The derived table `result_update_tasks` joins on: one row per task of the batch.
-TASK_HEALTH_COLUMNS = (
-    "id",
-    "consecutive_failures",
-    "job_id",
-    "scheduled_at",
-    "outcome",
-    "http_status",
-    "pause",
-    "paused_reason",
-)
 
 
-def _update_task_health(
-    cursor: Any, written: list[JobResult], locked: dict[uuid.UUID, tuple]
-) -> list[tuple[str, uuid.UUID]]:
-    """One UPDATE of the written results' tasks (last run, dead jobs in a row, auto-pause); the tasks it paused."""
-    attempts: dict[bytes, list[health.Attempt]] = {}
-    tenants: dict[bytes, str] = {}
+def _task_attempts(written: list[JobResult], locked: dict[uuid.UUID, tuple]) -> list[task_health.TaskAttempt]:
+    """The written results as their tasks' attempts, in batch order (the task health write's rows)."""
+    attempts = []
     for result in written:
         _, _, task_id, scheduled_at, tenant_id = locked[result.job_id]
-        tenants[bytes(task_id)] = tenant_id
-        attempts.setdefault(bytes(task_id), []).append(
-            health.Attempt(result.job_id.bytes, scheduled_at, _LAST_RUN_OUTCOME[result.outcome], result.http_status)
-        )
-    cursor.execute(*STATEMENTS["result_lock_tasks"].bind(None, [(task_id,) for task_id in sorted(attempts)]))
-    rows: list[tuple] = []
-    paused = []
-    for task_id, status, failures, auto_pause_after in cursor.fetchall():
-        task_id = bytes(task_id)
-        state = health.next_health(
-            status=status,
-            consecutive_failures=failures,
-            auto_pause_after=auto_pause_after,
-            default_auto_pause_after=settings.AUTO_PAUSE_AFTER_DEAD_JOBS,
-            attempts=attempts[task_id],
-        )
-        last = state.last
-        rows.append(
-            (
-                task_id,
-                state.consecutive_failures,
-                last.job_id,
-                last.scheduled_at,
-                last.outcome,
-                last.http_status,
-                state.pause,
-                state.paused_reason,
-            )
-        )
-        if state.pause:
-            paused.append((tenants[task_id], uuid.UUID(bytes=task_id)))
-    if rows:  # jobs without a task row (tests, benches) have nothing to update
-        cursor.execute(*STATEMENTS["result_update_tasks"].bind(None, rows, columns=TASK_HEALTH_COLUMNS))
-    return paused
+        outcome = _LAST_RUN_OUTCOME[result.outcome]
+        attempt = health.Attempt(result.job_id.bytes, scheduled_at, outcome, result.http_status)
+        attempts.append((bytes(task_id), tenant_id, attempt))
+    return attempts
 
 
 def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
@@ -155,21 +110,15 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
                 report.dropped.append(result)
         if report.written:
             # Before the jobs' write, which reads the tasks' status: an auto-pause here cancels a retry there.
-            report.paused_tasks = _update_task_health(cursor, report.written, locked)
+            report.paused_tasks = task_health.update_task_health(cursor, _task_attempts(report.written, locked))
             rows = [_result_row(result) for result in report.written]
             statement = STATEMENTS["result_write"]
             cursor.execute(*statement.bind({"worker_id": worker_id}, rows, columns=RESULT_COLUMNS))
             # The fenced rows are locked by this transaction, so each one must change.
             if cursor.rowcount != len(report.written):
                 raise RuntimeError(f"result write changed {cursor.rowcount} of {len(report.written)} locked rows")
-            for tenant_id, task_id in report.paused_tasks:
-                # An auto-pause is a pause: the task's other pending jobs leave the queue with it.
-                cancel_task_jobs(tenant_id=tenant_id, task_id=task_id, deleted=False, reason=REASON_AUTO_PAUSED)
-    for tenant_id, task_id in report.paused_tasks:
-        logger.warning(
-            "task paused automatically",
-            extra={"event": "task_auto_paused", "task_id": str(task_id), "tenant_id": tenant_id},
-        )
+            task_health.cancel_auto_paused(report.paused_tasks)
+    task_health.log_auto_paused(report.paused_tasks)
     for result in report.dropped:
         logger.warning(
             "result dropped by the fence",

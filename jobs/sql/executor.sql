@@ -62,8 +62,9 @@ WHERE status = 'running'
 FOR UPDATE;
 
 -- name: result_lock_tasks
--- The written results' tasks, locked in id order before any of them is read or written, so two
--- executors' batches queue on a task instead of deadlocking (a scheduler tick locks in
+-- The written results' tasks (and the reconciler sweep's: jobs.queue.task_health runs these two
+-- statements for both), locked in id order before any of them is read or written, so two
+-- batches (executors', the reconciler's) queue on a task instead of deadlocking (a scheduler tick locks in
 -- next_run_at order: a deadlock with it is possible, and InnoDB rolls back one side, which
 -- retries). With their health counters, so the write below sets exact values.
 SELECT id, status, consecutive_failures, auto_pause_after

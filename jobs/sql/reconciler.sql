@@ -1,25 +1,61 @@
 -- The reconciler: the other half of the lease.
 
+-- name: reconcile_find_expired
+-- A running job whose lease ran out (its executor died or hung) is taken back by the three
+-- statements of one sweep, one transaction (jobs.queue.leases): this one finds up to `limit` of
+-- them, reconcile_lock_expired locks them, reconcile_expired_leases changes exactly those rows;
+-- between the last two the sweep writes their tasks' health (jobs.queue.task_health: the tasks
+-- are locked after the jobs, in id order, as the executor's result write does). No lock here, a
+-- range of jobs_reconciler_idx (status, lease_expires_at), index only, oldest lease first:
+-- a locking read of this range also locked the index entry past its end, the running job due
+-- next, and kept it while the sweep waited for a task; an executor writing that job's result
+-- and holding the task then waited for the entry: a deadlock, measured in 3 runs of 6 of
+-- test_a_sweep_and_a_result_batch_over_the_same_tasks_both_land_without_a_deadlock. LIMIT keeps
+-- one sweep after an outage from locking the whole table (the caller repeats while a sweep fills it).
+SELECT id
+FROM jobs
+WHERE status = 'running'
+  AND lease_expires_at < NOW(3)
+ORDER BY lease_expires_at
+LIMIT %(limit)s;
+
+-- name: reconcile_lock_expired
+-- The rows found above, locked by primary key only (point reads: no other index entry is locked),
+-- with what the task health write needs, oldest lease first (the order a task's attempts are
+-- counted in). The guard is a current read on the locked row: a result that landed since the
+-- read above wins and the row no longer matches. SKIP LOCKED passes over a row an executor is
+-- writing the result of right now (its result wins, or the next sweep takes it) and over another
+-- replica's sweep, so replicas sweep disjoint sets and a sweep never waits on a job row.
+SELECT id, attempt, max_attempts, task_id, scheduled_at, tenant_id
+FROM jobs FORCE INDEX (PRIMARY)
+WHERE id IN ({ids})
+  AND status = 'running'
+  AND lease_expires_at < NOW(3)
+ORDER BY lease_expires_at, id
+FOR UPDATE SKIP LOCKED;
+
 -- name: reconcile_expired_leases
--- A running job whose lease ran out (its executor died or hung) goes back to the
+-- The rows locked above, (id, attempt) as read, behind the same guard: they are locked by this
+-- transaction, so each one changes (the caller checks the count). A job goes back to the
 -- queue, or to the DLQ when its budget is spent. It never adds an attempt: the claim
 -- already counted this one, so a job never runs more than max_attempts times. It
--- goes back due now because it is already late. The guard is re-evaluated on the
--- latest committed row (a current read), so a result that landed first wins and
--- this no longer matches; LIMIT keeps one sweep after an outage from locking the
--- whole table (the caller repeats while a sweep fills it).
+-- goes back due now because it is already late.
 -- A job of a task paused or deleted meanwhile is cancelled instead of going back (the task
 -- fires nothing), and a deleted task's job does not stay dead (out of the DLQ): the same rule
--- as the result write. The task's status is read by a subquery (a multi-table UPDATE cannot
--- take LIMIT); a job without a task row (tests, benches) counts as active.
+-- as the result write. The task's status is read by a subquery (the multi-table form would
+-- assign in any order, see below); the task rows are locked by this transaction and their
+-- health already written, so a task this sweep paused automatically cancels its retries here.
+-- A job without a task row (tests, benches) counts as active.
 -- The attempt taken back gets its entry in the attempt log, in the same statement (the result
 -- write's entry, jobs/sql/executor.sql result_write): status is what the job became, error
 -- 'lease expired', no duration or HTTP status (no result came back); started_at is when the call
 -- was due to begin (the job waited on its executor's timer until next_attempt_at). A
 -- single-table UPDATE assigns left to right (sql_mode has no SIMULTANEOUS_ASSIGNMENT), so the
 -- entry reads the new status and the old next_attempt_at: keep `attempts` between the two.
--- Not a hot path: the JSON functions keep the last 20 entries exactly.
-UPDATE jobs
+-- Not a hot path: the JSON functions keep the last 20 entries exactly. The primary key is forced:
+-- without it MariaDB 10.11 read the guard's range of jobs_reconciler_idx (every expired lease,
+-- 'Using buffer') to find the 1,000 tuples (EXPLAIN, 36,000 jobs); with it, 1,000 key lookups.
+UPDATE jobs FORCE INDEX (PRIMARY)
 SET status = CASE
         WHEN (SELECT t.status FROM tasks AS t WHERE t.id = jobs.task_id) = 'deleted' THEN 'cancelled'
         WHEN attempt >= max_attempts THEN 'dead'
@@ -54,6 +90,6 @@ SET status = CASE
     worker_id = NULL,
     lease_expires_at = NULL,
     updated_at = NOW(3)
-WHERE status = 'running'
-  AND lease_expires_at < NOW(3)
-LIMIT %(limit)s;
+WHERE (id, attempt) IN ({rows})
+  AND status = 'running'
+  AND lease_expires_at < NOW(3);

@@ -1,19 +1,29 @@
-"""The reconciler on real MariaDB: expired leases go back (or to the DLQ), the attempt is never added twice."""
+"""The reconciler on real MariaDB: expired leases go back (or to the DLQ), the attempt is never added twice,
+and the tasks of the jobs it takes back show it (last run, dead jobs in a row, auto-pause)."""
 
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+import threading
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from jobs.models import Job, JobStatus
 from jobs.queue import JobResult, Outcome, claim_due, record_results, sweep_expired_leases
+from jobs.queue.lifecycle import REASON_AUTO_PAUSED
+from tasks import health
+from tasks.models import Task
+from tests.concurrency import at_once
+from tests.factories import make_job, make_task
 from tests.workers.executor_db import bulk_jobs, db_now
 from workers.reconciler import reconcile_step
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+T = datetime(2027, 1, 1, tzinfo=UTC)
 
 
 def _claimed(count=1, **overrides):
@@ -157,3 +167,147 @@ def test_the_log_keeps_the_last_20_entries_when_a_lease_expires():
     sweep_expired_leases(limit=10)
     log = _log(job)
     assert len(log) == 20 and log[0]["attempt"] == 2 and (log[-1]["attempt"], log[-1]["error"]) == (21, "lease expired")
+
+
+# How a task is doing, kept by the sweep as by the result write (jobs.queue.task_health).
+
+
+def _expired_jobs(task, n=1, *, attempt=1, first_minute=0, **fields):
+    """`n` running jobs of `task` whose lease expired a minute ago, oldest lease first."""
+    now = db_now()
+    return [
+        make_job(task, scheduled_at=T + timedelta(minutes=first_minute + i), status=JobStatus.RUNNING,
+                 attempt=attempt, worker_id="w-dead", lease_expires_at=now - timedelta(seconds=60 - i), **fields)
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def _health(task):
+    row = Task.objects.get(pk=task.pk)
+    return row.status, row.consecutive_failures, row.last_run_job_id, row.last_run_status, row.last_run_http_status
+
+
+def test_an_expired_lease_at_the_last_attempt_is_the_tasks_last_run_and_one_more_dead_job(owner):
+    task = make_task(max_attempts=1)
+    Task.objects.filter(pk=task.pk).update(consecutive_failures=1)
+    (job,) = _expired_jobs(task)
+    assert sweep_expired_leases(limit=10) == 1
+    assert Job.objects.get(pk=job.pk).status == JobStatus.DEAD
+    assert _health(task) == ("active", 2, job.pk, health.DEAD, None)
+    last = owner.get(f"/v1/tasks/{task.pk}").json()["last_run"]
+    assert (last["job_id"], last["status"], last["http_status"]) == (str(job.pk), "dead", None)
+    assert last["scheduled_at"] == "2027-01-01T00:00:00Z" and last["at"] is not None
+
+
+def test_an_expired_lease_into_a_retry_shows_retrying_without_counting_a_dead_job():
+    task = make_task(max_attempts=3)
+    Task.objects.filter(pk=task.pk).update(consecutive_failures=2)
+    (job,) = _expired_jobs(task)
+    sweep_expired_leases(limit=10)
+    assert Job.objects.get(pk=job.pk).status == JobStatus.PENDING
+    assert _health(task) == ("active", 2, job.pk, health.RETRYING, None)
+
+
+def test_n_dead_jobs_in_a_row_through_results_and_sweeps_pause_the_task_and_cancel_its_pending_jobs(caplog):
+    task = make_task(auto_pause_after=3, max_attempts=1)
+    pending = make_job(task, scheduled_at=T + timedelta(days=1))
+    (failed,) = _expired_jobs(task, first_minute=10)
+    Job.objects.filter(pk=failed.pk).update(lease_expires_at=db_now() + timedelta(minutes=5))  # its result comes back
+    record_results(worker_id="w-dead", results=[JobResult(failed.pk, 1, Outcome.DEAD, 500, "HTTP 500")])
+    first, second = _expired_jobs(task, 2)
+    Job.objects.filter(pk=second.pk).update(lease_expires_at=db_now() + timedelta(minutes=5))  # not yet
+    assert sweep_expired_leases(limit=10) == 1
+    assert _health(task) == ("active", 2, first.pk, health.DEAD, None)
+    assert Job.objects.get(pk=pending.pk).status == JobStatus.PENDING
+    Job.objects.filter(pk=second.pk).update(lease_expires_at=db_now() - timedelta(seconds=1))
+    assert sweep_expired_leases(limit=10) == 1
+    row = Task.objects.get(pk=task.pk)
+    assert (row.status, row.consecutive_failures, row.last_run_job_id) == ("paused", 3, second.pk)
+    assert row.paused_reason == "paused automatically after 3 dead jobs in a row"
+    cancelled = Job.objects.get(pk=pending.pk)
+    assert (cancelled.status, cancelled.error) == (JobStatus.CANCELLED, REASON_AUTO_PAUSED)
+    assert Job.objects.get(pk=second.pk).status == JobStatus.DEAD  # in the DLQ, retryable after a resume
+    (event,) = [r for r in caplog.records if getattr(r, "event", None) == "task_auto_paused"]
+    assert (event.task_id, event.tenant_id) == (str(task.pk), task.tenant_id)
+
+
+def test_a_retry_swept_with_the_dead_job_that_pauses_the_task_is_cancelled():
+    task = make_task(auto_pause_after=1, max_attempts=2)
+    dead, retry = _expired_jobs(task, 2)
+    Job.objects.filter(pk=dead.pk).update(attempt=2)
+    assert sweep_expired_leases(limit=10) == 2
+    assert [Job.objects.get(pk=job.pk).status for job in (dead, retry)] == [JobStatus.DEAD, JobStatus.CANCELLED]
+    assert _health(task) == ("paused", 1, retry.pk, health.CANCELLED, None)
+
+
+def test_one_sweep_keeps_the_health_of_each_of_its_tasks_in_one_statement_per_batch():
+    failing, flaky = make_task(max_attempts=1), make_task(max_attempts=3)
+    dead = _expired_jobs(failing, 3, max_attempts=1)
+    retry = _expired_jobs(flaky, 2, first_minute=5)
+    orphans = bulk_jobs(2, status=JobStatus.RUNNING, attempt=1, worker_id="w-dead")  # no task row
+    Job.objects.filter(id__in=orphans).update(lease_expires_at=db_now() - timedelta(seconds=1))
+    with CaptureQueriesContext(connection) as captured:
+        assert sweep_expired_leases(limit=10) == 7
+    verbs = [
+        next(line for line in q["sql"].splitlines() if not line.lstrip().startswith("--")).split()[0].upper()
+        for q in captured.captured_queries
+    ]
+    # find the jobs, lock them, lock their tasks, one UPDATE of the tasks, one of the jobs: whatever the batch size.
+    assert (verbs.count("SELECT"), verbs.count("UPDATE")) == (3, 2)
+    assert _health(failing) == ("active", 3, dead[-1].pk, health.DEAD, None)
+    assert _health(flaky) == ("active", 0, retry[-1].pk, health.RETRYING, None)
+    assert set(Job.objects.filter(id__in=orphans).values_list("status", flat=True)) == {JobStatus.PENDING}
+
+
+def test_a_result_that_landed_first_is_the_last_run_and_the_sweep_counts_nothing():
+    task = make_task(max_attempts=1)
+    (job,) = _expired_jobs(task)
+    record_results(worker_id="w-dead", results=[JobResult(job.pk, 1, Outcome.SUCCEEDED, 204)])
+    assert sweep_expired_leases(limit=10) == 0
+    assert _health(task) == ("active", 0, job.pk, health.SUCCEEDED, 204)
+
+
+def test_a_job_whose_result_is_being_written_is_skipped_by_the_sweep_and_not_counted():
+    task = make_task(max_attempts=1)
+    held, swept = _expired_jobs(task, 2)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_row():
+        # An executor's result batch between its fenced lock and its commit.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM jobs WHERE id = %s FOR UPDATE", [held.pk.bytes])
+            locked.set()
+            release.wait(30)
+
+    def sweep_meanwhile():
+        assert locked.wait(30)
+        try:
+            return sweep_expired_leases(limit=10)  # never waits on the held row
+        finally:
+            release.set()
+
+    _, returned = at_once(lambda work: work(), [(hold_the_row,), (sweep_meanwhile,)])
+    assert returned == 1
+    assert [Job.objects.get(pk=job.pk).status for job in (held, swept)] == [JobStatus.RUNNING, JobStatus.DEAD]
+    assert _health(task) == ("active", 1, swept.pk, health.DEAD, None)
+
+
+def _write_or_sweep(results):
+    return record_results(worker_id="w-live", results=results) if results else sweep_expired_leases(limit=10)
+
+
+def test_a_sweep_and_a_result_batch_over_the_same_tasks_both_land_without_a_deadlock():
+    # Both lock their jobs, then the tasks in id order: they queue on the first shared task.
+    tasks = [make_task(max_attempts=1, auto_pause_after=0) for _ in range(2)]
+    for round_ in range(6):
+        swept = [_expired_jobs(task, first_minute=10 * round_)[0] for task in tasks]
+        written = [
+            make_job(task, scheduled_at=T + timedelta(minutes=10 * round_ + 5), status=JobStatus.RUNNING, attempt=1,
+                     worker_id="w-live", lease_expires_at=db_now() + timedelta(minutes=5))
+            for task in reversed(tasks)
+        ]  # fmt: skip
+        results = [JobResult(job.pk, 1, Outcome.DEAD, 500, "HTTP 500") for job in written]
+        report, returned = at_once(_write_or_sweep, [(results,), (None,)])
+        assert (len(report.written), returned) == (2, 2)
+        assert {Job.objects.get(pk=job.pk).status for job in swept + written} == {JobStatus.DEAD}
+    assert [Task.objects.get(pk=task.pk).consecutive_failures for task in tasks] == [12, 12]
