@@ -76,7 +76,10 @@ def main(argv: list[str] | None = None) -> int:
 
     use_database(args.database)
     with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM jobs")
+        # TRUNCATE, not DELETE: a DELETE of the last run's million rows leaves delete-marked index
+        # entries until InnoDB's purge catches up, and the "0 future jobs" polls then read through
+        # them (68-101 ms p50 measured, against under 1 ms on an empty table).
+        cursor.execute("TRUNCATE TABLE jobs")
 
     def single_query() -> None:
         with transaction.atomic(), connection.cursor() as cursor:
