@@ -6,31 +6,17 @@ docs/admin-cancel-job.png and docs/admin-discard-dead.png (the README's).
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 
 from django.urls import reverse
 
 from jobs.models import Job, JobStatus
-from tests.admin.support import PASSWORD, make_dead_job, make_staff, support_group
-from tests.browser.conftest import ARTIFACTS, BROWSER, ROOT
+from tests.admin.support import make_dead_job, make_staff, support_group
+from tests.browser.conftest import BROWSER
+from tests.browser.pages import log_in, shoot
 from tests.factories import db_now, make_job, make_task
 
 pytestmark = BROWSER
-
-
-def log_in(page, url: str) -> None:
-    page.goto(url)
-    page.fill("#id_username", "agent")
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    page.wait_for_url(url)
-
-
-def shoot(page, name: str) -> None:
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-    if os.environ.get("UPDATE_DOCS_SCREENSHOT") == "1":
-        page.screenshot(path=str(ROOT / "docs" / f"admin-{name}.png"))
 
 
 def test_support_agent_cancels_a_pending_job_from_its_page(live_server, page):
