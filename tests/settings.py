@@ -21,5 +21,7 @@ from jobsched_project.settings import *  # noqa: F403 - the test settings are th
 # collectstatic and the production storage).
 STATIC_ROOT = None  # nothing collected: WhiteNoise would warn about a missing directory
 WHITENOISE_USE_FINDERS = True
-# STORAGES comes from the star import above (hence F405: ruff cannot see it defined).
-STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+STORAGES = {
+    **STORAGES,  # noqa: F405 - defined by the star import of the real settings above
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
