@@ -104,34 +104,28 @@ SET t.consecutive_failures = h.consecutive_failures,
 UPDATE jobs AS j
 JOIN ({results}) AS r ON r.id = j.id
 LEFT JOIN tasks AS t ON t.id = j.task_id
-SET -- The attempt log, in the same statement (no extra round trip). Up to attempt 20 the entry
-    -- is appended as text, no JSON parse: only this statement and the reconciler's
-    -- (reconcile_expired_leases) write the column, always as a JSON array '[{...}, {...}]', so
-    -- cutting the closing bracket is safe (parsing the log twice per row,
-    -- JSON_LENGTH then JSON_ARRAY_APPEND, cost +21 percent on a first attempt; this costs +5,
-    -- bench.result_write). Past attempt 20 (rare: a manual retry grants a fresh budget) the
-    -- JSON functions drop the oldest entry and append, keeping at most 20. Only r's values and a
-    -- column this statement does not set (started_at): a multi-table UPDATE may assign in any
-    -- order. The call began duration_ms before NOW(3) (the worker measures a duration; the
-    -- database keeps the clock). Times are UTC text 'YYYY-MM-DD HH:MM:SS.fff' (the session is UTC).
-    j.attempts = IF(
-        r.attempt > 20,
-        JSON_ARRAY_APPEND(
-            IF(JSON_LENGTH(COALESCE(j.attempts, '[]')) >= 20, JSON_REMOVE(j.attempts, '$[0]'), COALESCE(j.attempts, '[]')),
-            '$',
-        JSON_OBJECT(
-            'attempt', r.attempt,
-            'claimed_at', j.started_at,
-            'started_at', NOW(3) - INTERVAL COALESCE(r.duration_ms, 0) * 1000 MICROSECOND,
-            'finished_at', NOW(3),
-            'duration_ms', r.duration_ms,
-            'status', r.status,
-            'http_status', r.http_status,
-            'error', r.error
-        )
+SET -- The attempt log, in the same statement (no extra round trip). The entry is appended as
+    -- text, no JSON parse: only this statement and the reconciler's (reconcile_expired_leases)
+    -- write the column, always as a JSON array '[{...}, {...}]' whose entries end with '}', so
+    -- trimming the closing bracket is safe (parsing the log twice per row, JSON_LENGTH then
+    -- JSON_ARRAY_APPEND, cost +21 percent on a first attempt; this costs +5, bench.result_write).
+    -- Past attempt 20 (rare: a manual retry grants a fresh budget) JSON_REMOVE first drops the
+    -- oldest entry, keeping at most 20 (AND short-circuits: no JSON function on the usual path).
+    -- Only r's values and a column this statement does not set (started_at): a multi-table UPDATE
+    -- may assign in any order. The call began duration_ms before NOW(3) (the worker measures a
+    -- duration; the database keeps the clock). Times are UTC text 'YYYY-MM-DD HH:MM:SS.fff' (the
+    -- session is UTC).
+    j.attempts = CONCAT(
+        COALESCE(
+            CONCAT(
+                TRIM(TRAILING ']' FROM NULLIF(
+                    IF(r.attempt > 20 AND JSON_LENGTH(j.attempts) >= 20, JSON_REMOVE(j.attempts, '$[0]'), j.attempts),
+                    '[]'
+                )),
+                ', '
+            ),
+            '['
         ),
-        CONCAT(
-            COALESCE(CONCAT(LEFT(j.attempts, CHAR_LENGTH(j.attempts) - 1), ', '), '['),
         JSON_OBJECT(
             'attempt', r.attempt,
             'claimed_at', j.started_at,
@@ -142,8 +136,7 @@ SET -- The attempt log, in the same statement (no extra round trip). Up to attem
             'http_status', r.http_status,
             'error', r.error
         ),
-            ']'
-        )
+        ']'
     ),
     j.status = CASE
         WHEN r.status = 'pending' AND COALESCE(t.status, 'active') <> 'active' THEN 'cancelled'
