@@ -67,10 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE TABLE jobs")
     task = make_task(tenant_id="bench")
-    entries = [
-        {"attempt": n, "status": "pending", "http_status": 503, "error": "HTTP 503", "duration_ms": 40}
-        for n in range(options.log_entries)
-    ]
+    # Earlier attempts as the writers store them (jobsched_project.attempt_log), one second apart.
+    entries = [[n, 1796130000.125 + n, 40, "pending", 503, "HTTP 503"] for n in range(options.log_entries)]
     log = json.dumps(entries) if entries else None  # a job's first result finds no log
     ids = [new_id() for _ in range(options.batch)]
     due = task.next_run_at or timezone.now()

@@ -34,7 +34,7 @@ class HistoryEntry(models.Model):
     response_body = models.TextField(null=True)
     started_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField(null=True)
-    attempts = models.TextField(null=True)  # the attempt log, JSON text (jobsched_project.records)
+    attempts = models.TextField(null=True)  # the attempt log, JSON text (jobsched_project.attempt_log)
 
     expires_at = models.DateTimeField()
 

@@ -10,7 +10,7 @@ query per row (the task name comes from a subquery of the same statement).
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
@@ -31,8 +31,8 @@ from django.views.decorators.http import require_POST
 from jobs import console, services
 from jobs.dashboard_view import dashboard_view
 from jobs.models import DeadJob, Job, JobStatus
-from jobs.serializers import attempt_log
 from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
+from jobsched_project.attempt_log import read_attempts
 from jobsched_project.ids import parse_id
 from jobsched_project.masking import mask_body, mask_url
 from tasks.models import Task
@@ -41,6 +41,11 @@ RETRY_LOG_MESSAGE = "Retried from the dead-letter console: requeued"
 ATTEMPT_LOG_COLUMNS = ("attempt", "started", "finished", "took", "then", "HTTP status", "error")
 CANCEL_LOG_MESSAGE = "Cancelled from the support console: will not run"
 DISCARD_LOG_MESSAGE = "Discarded from the dead-letter console: left the DLQ for good"
+
+
+def _instant(value: datetime | None) -> str:
+    """An attempt's time to the millisecond, UTC (the log keeps milliseconds)."""
+    return "—" if value is None else f"{value:%Y-%m-%d %H:%M:%S}.{value.microsecond // 1000:03d} UTC"
 
 
 class TenantFilter(InputListFilter):
@@ -215,7 +220,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
 
     @admin.display(description="attempt log")
     def attempt_log_table(self, obj: Job):
-        entries = attempt_log(obj.attempts)
+        entries = read_attempts(obj.attempts)
         if not entries:
             return "—"
         rows = format_html_join(
@@ -223,13 +228,13 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
-                    entry.get("attempt"),
-                    entry.get("started_at"),
-                    entry.get("finished_at"),
-                    "—" if entry.get("duration_ms") is None else f"{entry['duration_ms']} ms",
-                    entry.get("status"),
-                    entry.get("http_status") or "—",
-                    entry.get("error") or "—",
+                    entry.attempt,
+                    _instant(entry.started_at),
+                    _instant(entry.finished_at),
+                    "—" if entry.duration_ms is None else f"{entry.duration_ms} ms",
+                    entry.status,
+                    entry.http_status or "—",
+                    entry.error or "—",
                 )
                 for entry in reversed(entries)
             ),

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from jobs.models import JobStatus
+from jobsched_project.attempt_log import read_attempts
 
 
 class JobRequestOutput(serializers.Serializer):
@@ -16,32 +15,22 @@ class JobRequestOutput(serializers.Serializer):
 
 
 class AttemptOutput(serializers.Serializer):
-    """One entry of a job's attempt log (the last 20 attempts are kept)."""
+    """One entry of a job's attempt log (the last 20 attempts are kept; `jobsched_project.attempt_log`)."""
 
     attempt = serializers.IntegerField()
-    claimed_at = serializers.CharField(
-        allow_null=True, help_text="when an executor claimed the job, UTC (YYYY-MM-DD HH:MM:SS.fff)"
+    started_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="when the call began; for an expired lease, when it was due to begin (null without a duration)",
     )
-    started_at = serializers.CharField(
-        help_text="when the call began (UTC); for an expired lease, when it was due to begin"
+    finished_at = serializers.DateTimeField(
+        help_text="when its result was written, or the reconciler took back its expired lease"
     )
-    finished_at = serializers.CharField(
-        help_text="when its result was written, or the reconciler took back its expired lease (UTC)"
-    )
-    duration_ms = serializers.IntegerField(allow_null=True, help_text="null when no result came back")
+    duration_ms = serializers.IntegerField(allow_null=True, help_text="from started_at to finished_at, in milliseconds")
     status = serializers.CharField(
         help_text="the job's status after it: succeeded, pending (a retry), dead or cancelled"
     )
-    http_status = serializers.IntegerField(allow_null=True)
+    http_status = serializers.IntegerField(allow_null=True, help_text="null when no response came back")
     error = serializers.CharField(allow_null=True)
-
-
-def attempt_log(text: str | None) -> list[dict]:
-    """The attempt log's entries, oldest first, from its JSON text (none before the first result)."""
-    if not text:
-        return []
-    entries = json.loads(text)
-    return entries if isinstance(entries, list) else []
 
 
 class JobOutput(serializers.Serializer):
@@ -66,7 +55,7 @@ class JobOutput(serializers.Serializer):
 
     @extend_schema_field(AttemptOutput(many=True))
     def get_attempts(self, job) -> list[dict]:
-        return attempt_log(job.attempts)
+        return AttemptOutput(read_attempts(job.attempts), many=True).data
 
 
 class JobPage(serializers.Serializer):

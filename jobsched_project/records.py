@@ -41,9 +41,8 @@ class JobRecord:
     response_body: str | None = None
     started_at: dt.datetime | None = None  # milliseconds once archived
     finished_at: dt.datetime | None = None  # milliseconds once archived
-    # The attempt log as JSON text, oldest first, at most the last 20 attempts: each
-    # {"attempt", "started_at", "finished_at", "duration_ms", "http_status", "error"}
-    # (jobs.queue.results writes it in the fenced result statement).
+    # The attempt log as JSON text, oldest first, at most the last 20 attempts, carried as is
+    # (its format and reader: jobsched_project.attempt_log).
     attempts: str | None = None
     next_attempt_at: dt.datetime | None = None  # only while queued: a finished job has none, the history none
 

@@ -47,9 +47,9 @@ FOR UPDATE SKIP LOCKED;
 -- health already written, so a task this sweep paused automatically cancels its retries here.
 -- A job without a task row (tests, benches) counts as active.
 -- The attempt taken back gets its entry in the attempt log, in the same statement (the result
--- write's entry, jobs/sql/executor.sql result_write): status is what the job became, error
--- 'lease expired', no duration or HTTP status (no result came back); started_at is when the call
--- was due to begin (the job waited on its executor's timer until next_attempt_at). A
+-- write's compact entry, jobs/sql/executor.sql result_write): status is what the job became, error
+-- 'lease expired', no HTTP status (no result came back); its duration runs from when the call
+-- was due to begin (the job waited on its executor's timer until next_attempt_at) to now. A
 -- single-table UPDATE assigns left to right (sql_mode has no SIMULTANEOUS_ASSIGNMENT), so the
 -- entry reads the new status and the old next_attempt_at: keep `attempts` between the two.
 -- Not a hot path: the JSON functions keep the last 20 entries exactly. The primary key is forced:
@@ -66,15 +66,13 @@ SET status = CASE
     attempts = JSON_ARRAY_APPEND(
         IF(JSON_LENGTH(COALESCE(attempts, '[]')) >= 20, JSON_REMOVE(attempts, '$[0]'), COALESCE(attempts, '[]')),
         '$',
-        JSON_OBJECT(
-            'attempt', attempt,
-            'claimed_at', started_at,
-            'started_at', GREATEST(next_attempt_at, COALESCE(started_at, next_attempt_at)),
-            'finished_at', NOW(3),
-            'duration_ms', NULL,
-            'status', status,
-            'http_status', NULL,
-            'error', 'lease expired'
+        JSON_ARRAY(
+            attempt,
+            UNIX_TIMESTAMP(NOW(3)),
+            TIMESTAMPDIFF(MICROSECOND, GREATEST(next_attempt_at, COALESCE(started_at, next_attempt_at)), NOW(3)) DIV 1000,
+            status,
+            NULL,
+            'lease expired'
         )
     ),
     next_attempt_at = NOW(3),

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.urls import reverse
 
 from jobs.models import Job, JobStatus
 from jobs.queue import JobResult, Outcome, record_results
+from jobsched_project.attempt_log import Attempt, read_attempts
 from tests.admin.support import make_staff, support_group
 from tests.factories import db_now, make_job, make_task
 
@@ -31,8 +32,17 @@ def running_job(**fields) -> Job:
     )
 
 
-def log_of(job: Job) -> list[dict]:
+def log_of(job: Job) -> list[Attempt]:
+    return read_attempts(Job.objects.get(pk=job.pk).attempts)
+
+
+def stored_log(job: Job) -> list:
     return json.loads(Job.objects.get(pk=job.pk).attempts)
+
+
+def old_entries(attempts: range) -> str:
+    """A log of earlier attempts as the writers store them (one second apart)."""
+    return json.dumps([[n, 1796130000 + n, 40, "pending", 503, "HTTP 503"] for n in attempts])
 
 
 def put_back_running(job: Job, attempt: int) -> None:
@@ -46,14 +56,38 @@ def test_a_result_appends_its_attempt_with_times_duration_status_and_error():
     record_results(worker_id=WORKER, results=[failure])
 
     [entry] = log_of(job)
-    assert (entry["attempt"], entry["status"], entry["http_status"], entry["error"], entry["duration_ms"]) == (
+    assert (entry.attempt, entry.status, entry.http_status, entry.error, entry.duration_ms) == (
         1,
         "pending",
         503,
         "HTTP 503",
         250,
     )
-    assert entry["claimed_at"] <= entry["started_at"] < entry["finished_at"]
+    # The finish is the database's clock at the write, the start that minus the call's duration.
+    written = Job.objects.get(pk=job.pk).updated_at.replace(microsecond=0)
+    assert written <= entry.finished_at.replace(microsecond=0) <= written + timedelta(seconds=1)
+    assert entry.finished_at - entry.started_at == timedelta(milliseconds=250)
+
+
+def test_the_stored_entry_is_a_compact_array_with_epoch_milliseconds():
+    job = running_job()
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, Outcome.SUCCEEDED, 200, None, "ok", None, 12)])
+
+    [entry] = stored_log(job)
+    assert entry[0] == 1 and entry[2:] == [12, "succeeded", 200, None]
+    written = Job.objects.get(pk=job.pk).updated_at.timestamp()  # NOW(3) of the same statement
+    assert entry[1] == round(entry[1], 3) and abs(entry[1] - written) < 0.001
+    assert len(Job.objects.get(pk=job.pk).attempts) < 60  # the entry's size is the log's cost
+
+
+def test_an_error_with_quotes_and_brackets_stays_one_readable_entry():
+    job = running_job()
+    error = 'HTTP 500 "]], [x'
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, Outcome.RETRY, 500, error, None, 10, 3)])
+    put_back_running(job, 2)
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 2, Outcome.SUCCEEDED, 200, None, "", None, 4)])
+
+    assert [(e.attempt, e.error) for e in log_of(job)] == [(1, error), (2, None)]
 
 
 def test_attempts_accumulate_oldest_first():
@@ -63,18 +97,29 @@ def test_attempts_accumulate_oldest_first():
     record_results(worker_id=WORKER, results=[JobResult(job.pk, 2, Outcome.SUCCEEDED, 200, None, "ok", None, 12)])
 
     log = log_of(job)
-    assert [(e["attempt"], e["status"], e["error"]) for e in log] == [(1, "pending", "timeout"), (2, "succeeded", None)]
+    assert [(e.attempt, e.status, e.error) for e in log] == [(1, "pending", "timeout"), (2, "succeeded", None)]
+    assert log[0].finished_at <= log[1].finished_at
 
 
 def test_only_the_last_twenty_attempts_are_kept():
-    old = [{"attempt": n, "status": "pending"} for n in range(1, 21)]
-    job = running_job(attempts=json.dumps(old))
+    job = running_job(attempts=old_entries(range(1, 21)))
     put_back_running(job, 21)
 
     record_results(worker_id=WORKER, results=[JobResult(job.pk, 21, Outcome.DEAD, 500, "HTTP 500", None, None, 5)])
 
     log = log_of(job)
-    assert len(log) == 20 and [e["attempt"] for e in log] == list(range(2, 22))
+    assert len(log) == 20 and [e.attempt for e in log] == list(range(2, 22))
+    assert (log[-1].status, log[-1].error, log[-1].duration_ms) == ("dead", "HTTP 500", 5)
+
+
+def test_a_log_under_twenty_entries_keeps_them_all_past_attempt_twenty():
+    # A manual retry grants a fresh budget: attempt 25 with 5 entries kept drops none.
+    job = running_job(attempts=old_entries(range(20, 25)))
+    put_back_running(job, 25)
+
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 25, Outcome.SUCCEEDED, 200, None, "", None, 5)])
+
+    assert [e.attempt for e in log_of(job)] == [20, 21, 22, 23, 24, 25]
 
 
 def test_a_result_dropped_by_the_fence_adds_nothing_to_the_log():
@@ -96,6 +141,10 @@ def test_the_job_api_returns_the_attempt_log(owner):
     assert [(a["attempt"], a["http_status"], a["duration_ms"], a["status"]) for a in body["attempts"]] == [
         (1, 404, 7, "dead")
     ]
+    [entry] = body["attempts"]
+    assert set(entry) == {"attempt", "started_at", "finished_at", "duration_ms", "status", "http_status", "error"}
+    started, finished = (datetime.fromisoformat(entry[key]) for key in ("started_at", "finished_at"))
+    assert finished - started == timedelta(milliseconds=7)
 
 
 def test_a_job_that_never_ran_has_an_empty_log(owner):

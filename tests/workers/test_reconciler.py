@@ -14,6 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from jobs.models import Job, JobStatus
 from jobs.queue import JobResult, Outcome, claim_due, record_results, sweep_expired_leases
 from jobs.queue.lifecycle import REASON_AUTO_PAUSED
+from jobsched_project.attempt_log import Attempt, read_attempts
 from tasks import health
 from tasks.models import Task
 from tests.concurrency import at_once
@@ -115,8 +116,8 @@ def test_a_step_with_nothing_expired_is_idle():
     assert Job.objects.filter(status=JobStatus.RUNNING).count() == 3
 
 
-def _log(job) -> list[dict]:
-    return json.loads(Job.objects.get(id=job.id).attempts)
+def _log(job) -> list[Attempt]:
+    return read_attempts(Job.objects.get(id=job.id).attempts)
 
 
 def test_an_expired_lease_appends_its_attempt_to_the_log_with_what_the_job_became():
@@ -124,15 +125,11 @@ def test_an_expired_lease_appends_its_attempt_to_the_log_with_what_the_job_becam
     _expire(job)
     sweep_expired_leases(limit=10)
     [entry] = _log(job)
-    assert (entry["attempt"], entry["status"], entry["error"], entry["http_status"], entry["duration_ms"]) == (
-        1,
-        "pending",
-        "lease expired",
-        None,
-        None,
-    )
-    # Claimed, due to begin (it was due before the claim: the claim time), then taken back.
-    assert entry["claimed_at"][:23] == entry["started_at"][:23] < entry["finished_at"]
+    assert (entry.attempt, entry.status, entry.error, entry.http_status) == (1, "pending", "lease expired", None)
+    # It began when it was due to (it was due before the claim: the claim time) and ended when taken back.
+    claimed = Job.objects.filter(id=job.id).values_list("started_at", flat=True).get()
+    assert entry.started_at is not None and abs(entry.started_at - claimed) < timedelta(milliseconds=2)
+    assert entry.finished_at - entry.started_at == timedelta(milliseconds=entry.duration_ms) and entry.duration_ms > 0
 
 
 def test_the_lease_expiry_entry_follows_the_earlier_attempts_and_the_next_result_follows_it():
@@ -145,7 +142,7 @@ def test_the_lease_expiry_entry_follows_the_earlier_attempts_and_the_next_result
     (job,) = claim_due(worker_id="w-dead", limit=1, lookahead_seconds=1)
     record_results(worker_id="w-dead", results=[JobResult(job.id, 3, Outcome.DEAD, 500, "HTTP 500", "", None, 30)])
     log = _log(job)
-    assert [(e["attempt"], e["status"], e["error"]) for e in log] == [
+    assert [(e.attempt, e.status, e.error) for e in log] == [
         (1, "pending", "HTTP 503"),
         (2, "pending", "lease expired"),
         (3, "dead", "HTTP 500"),
@@ -156,17 +153,17 @@ def test_an_expired_lease_at_the_last_attempt_is_logged_as_dead():
     (job,) = _claimed(max_attempts=1)
     _expire(job)
     sweep_expired_leases(limit=10)
-    assert [(e["status"], e["error"]) for e in _log(job)] == [("dead", "lease expired")]
+    assert [(e.status, e.error) for e in _log(job)] == [("dead", "lease expired")]
 
 
 def test_the_log_keeps_the_last_20_entries_when_a_lease_expires():
     (job,) = _claimed(max_attempts=30)
-    old = [{"attempt": n, "status": "pending", "error": "HTTP 500"} for n in range(1, 21)]
+    old = [[n, 1796130000 + n, 40, "pending", 500, "HTTP 500"] for n in range(1, 21)]
     Job.objects.filter(id=job.id).update(attempts=json.dumps(old), attempt=21)
     _expire(job)
     sweep_expired_leases(limit=10)
     log = _log(job)
-    assert len(log) == 20 and log[0]["attempt"] == 2 and (log[-1]["attempt"], log[-1]["error"]) == (21, "lease expired")
+    assert len(log) == 20 and log[0].attempt == 2 and (log[-1].attempt, log[-1].error) == (21, "lease expired")
 
 
 # How a task is doing, kept by the sweep as by the result write (jobs.queue.task_health).
