@@ -33,6 +33,10 @@ class AttemptOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
 
 
+# One instance for every entry: a serializer built per job deep-copies its fields each time.
+_ATTEMPT = AttemptOutput()
+
+
 class JobOutput(serializers.Serializer):
     """A `jobs.selectors.JobView`: from MySQL (`archived` false) or the history store (true)."""
 
@@ -50,12 +54,12 @@ class JobOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
     response_body = serializers.CharField(allow_null=True)
     request = JobRequestOutput(source="*")
-    attempts = serializers.SerializerMethodField()
+    attempts = serializers.SerializerMethodField()  # from the log's text (jobsched_project.attempt_log)
     archived = serializers.BooleanField()
 
     @extend_schema_field(AttemptOutput(many=True))
     def get_attempts(self, job) -> list[dict]:
-        return AttemptOutput(read_attempts(job.attempts), many=True).data
+        return [_ATTEMPT.to_representation(attempt) for attempt in read_attempts(job.attempts)]
 
 
 class JobPage(serializers.Serializer):
