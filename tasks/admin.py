@@ -18,6 +18,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -57,6 +58,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         "tenant_id",
         "status",
         "paused_reason",
+        "tenant_pause",
         "schedule",
         "next_run_at",
         "last_run_status",
@@ -70,7 +72,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
     ordering = ("-id",)
     actions = ["pause_selected", "resume_selected"]
 
-    readonly_fields = ("schedule", "masked_http_url", "masked_http_headers", "masked_http_body")
+    readonly_fields = ("schedule", "tenant_pause", "masked_http_url", "masked_http_headers", "masked_http_body")
     fieldsets = (
         (
             None,
@@ -81,6 +83,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
                     "name",
                     "status",
                     "paused_reason",
+                    "tenant_pause",
                     "version",
                     "created_at",
                     "updated_at",
@@ -112,6 +115,16 @@ class TaskAdmin(BoundedReadOnlyAdmin):
 
     def has_pause_permission(self, request) -> bool:
         return request.user.has_perm("tasks.change_task")
+
+    def get_queryset(self, request):
+        # A paused tenant's active task fires nothing (tasks.pausing): say so beside its own status.
+        # One probe of tenant_limits' primary key per row, in the list's own statement.
+        paused = TenantLimits.objects.filter(tenant_id=OuterRef("tenant_id"), paused=True)
+        return super().get_queryset(request).annotate(tenant_is_paused=Exists(paused))
+
+    @admin.display(description="tenant pause")
+    def tenant_pause(self, obj: Task) -> str:
+        return "paused (fires nothing until resumed)" if getattr(obj, "tenant_is_paused", False) else "—"
 
     @admin.display(description="schedule")
     def schedule(self, obj: Task) -> str:

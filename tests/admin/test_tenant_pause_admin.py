@@ -164,3 +164,22 @@ def test_the_list_filters_paused_tenants(support_user, client_as):
     TenantLimits.objects.create(tenant_id="globex")
     response = client_as(support_user).get(CHANGELIST, {"paused__exact": "1"})
     assert [row.tenant_id for row in response.context["cl"].result_list] == ["acme"]
+
+
+def test_the_task_admin_says_when_a_tasks_tenant_is_paused(support_user, client_as):
+    paused_task = make_task(tenant_id="acme", name="paused-tenant-task")
+    other = make_task(tenant_id="globex", name="running-tenant-task")
+    TenantLimits.objects.create(tenant_id="globex", paused=False)  # a limits row alone is not a pause
+    tenant_pause(tenant_id="acme", paused_by="agent", reason="INC-42")
+    client = client_as(support_user)
+
+    listing = client.get(reverse("admin:tasks_task_changelist")).content.decode()
+    rows = {
+        name: listing[listing.index(name) :].split("</tr>")[0] for name in ("paused-tenant-task", "running-tenant-task")
+    }
+    assert "paused (fires nothing until resumed)" in rows["paused-tenant-task"]
+    assert "paused (fires nothing until resumed)" not in rows["running-tenant-task"]
+    page = client.get(reverse("admin:tasks_task_change", args=[paused_task.pk])).content.decode()
+    assert "paused (fires nothing until resumed)" in page
+    page = client.get(reverse("admin:tasks_task_change", args=[other.pk])).content.decode()
+    assert "paused (fires nothing until resumed)" not in page
