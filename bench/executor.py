@@ -27,7 +27,7 @@ from django.db import connection
 
 from bench.database import connect, db_now, insert_jobs, use_database, whole_second_after
 from bench.figures import rank_percentile
-from bench.procs import Child, cpu_seconds, pid_named, start_executors, stop_all
+from bench.procs import Child, cpu_seconds, database_server_pid, start_executors, stop_all
 from bench.receiver import Receiver
 from jobs import queue
 from jobsched_project.database import database_url_for
@@ -129,7 +129,7 @@ class Command(BaseCommand):
             if db_now(cursor) >= due - timedelta(seconds=1):
                 self.stderr.write("warning: the inserts ended less than a poll before the due second")
             cpu_before = {p.pid: cpu_seconds(p.pid) for p in executors}
-            server_pid = pid_named("mariadbd", "mysqld")
+            server_pid = database_server_pid(cursor)
             others_before = {"receiver": cpu_seconds(receiver.child.pid), "database": cpu_seconds(server_pid)}
             wall_before = time.monotonic()
 

@@ -47,6 +47,18 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def database_server_pid(cursor) -> int | None:
+    """The pid of the server `cursor` talks to, from its pid file (several local servers may run
+    at once: the first `mariadbd` in /proc may be another one); by name when the file is not ours to read."""
+    cursor.execute("SELECT @@pid_file")
+    (pid_file,) = cursor.fetchone()
+    try:
+        pid = int(Path(pid_file.decode() if isinstance(pid_file, bytes) else pid_file).read_text().strip())
+    except (OSError, ValueError):
+        return pid_named("mariadbd", "mysqld")
+    return pid if Path(f"/proc/{pid}").exists() else pid_named("mariadbd", "mysqld")
+
+
 def pid_named(*names: str) -> int | None:
     """The pid of the first process whose command name is one of `names` (the local database server)."""
     for proc in Path("/proc").iterdir():

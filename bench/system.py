@@ -112,7 +112,7 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
 
     from .database import connect, db_now, insert_tasks, use_database, whole_second_after
     from .figures import cpu_figures, fire_figures
-    from .procs import MANAGE, Child, cpu_seconds, pid_named, start_executors, stop_all
+    from .procs import MANAGE, Child, cpu_seconds, database_server_pid, start_executors, stop_all
     from .receiver import Receiver
 
     name = args.database
@@ -138,7 +138,7 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
     children = [Child("scheduler", [*MANAGE, "run_scheduler"], env=env, log_dir=log_dir)]
     children += start_executors(args.executors, options=executor_options, env=env, log_dir=log_dir)
     children.append(Child("reconciler", [*MANAGE, "run_reconciler"], env=env, log_dir=log_dir))
-    database_pid = pid_named("mariadbd", "mysqld")
+    database_pid = database_server_pid(cursor)
     profiler: Child | None = None
     try:
         for child in children:

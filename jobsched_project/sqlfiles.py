@@ -22,7 +22,12 @@ def parse_queries(text: str) -> dict[str, str]:
     matches = list(_NAME.finditer(text))
     for match, following in zip(matches, [*matches[1:], None], strict=True):
         end = following.start() if following else len(text)
-        body = text[match.end() : end].strip().rstrip(";").strip()
+        lines = text[match.end() : end].splitlines()
+        # Comment lines after the statement introduce the next section: sent with it, they were
+        # a second (empty) statement on every call, a round of parsing the server does not need.
+        while lines and (not lines[-1].strip() or lines[-1].lstrip().startswith("--")):
+            lines.pop()
+        body = "\n".join(lines).strip().rstrip(";").strip()
         name = match.group(1)
         if name in queries:
             raise ValueError(f"duplicate query name {name!r}")

@@ -28,6 +28,21 @@ def test_blocks_are_split_on_name_comments():
     assert parse_queries(text) == {"first": "SELECT 1", "second": "SELECT 2"}
 
 
+def test_comments_after_a_statement_are_not_part_of_it():
+    # They introduce the next section; sent along, they were a second, empty statement.
+    text = (
+        "-- name: first\n-- why\nSELECT 1\n-- inside\nFROM t;\n\n"
+        "-- The next section.\n-- More.\n\n-- name: second\nSELECT 2\n"
+    )
+    assert parse_queries(text) == {"first": "-- why\nSELECT 1\n-- inside\nFROM t", "second": "SELECT 2"}
+
+
+@pytest.mark.parametrize("folder", ["jobs/sql", "history/sql"])
+def test_no_statement_ends_in_a_comment(folder):
+    for body in load_queries(ROOT / folder).values():
+        assert not body.splitlines()[-1].lstrip().startswith("--")
+
+
 def test_a_duplicate_name_is_refused():
     with pytest.raises(ValueError, match="duplicate"):
         parse_queries("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;")

@@ -207,3 +207,10 @@ def test_each_job_is_sent_with_its_own_tenants_secret_and_never_another_tenants(
     assert request.headers["Authorization"] == "Bearer of-tenant-a"
     assert receiver.received("/foreign") == [] and receiver.received("/missing") == []
     assert Job.objects.get(id=foreign).error == Job.objects.get(id=missing).error  # the same answer
+
+
+def test_the_executor_claims_again_only_once_half_of_its_slots_are_free():
+    # Each claim walks the tenants and takes per tenant once: fewer, bigger claims cost the database less per job.
+    assert ExecutorConfig(worker_id="w", concurrency=500).claim_min == 250
+    assert ExecutorConfig(worker_id="w", concurrency=3).claim_min == 1
+    assert ExecutorConfig(worker_id="w", concurrency=1).claim_min == 1

@@ -92,8 +92,14 @@ class ExecutorConfig:
 
     @property
     def claim_min(self) -> int:
-        """Claim again only when this many slots are free (tiny claims waste the database)."""
-        return max(1, self.concurrency // 4)
+        """Claim again only when this many slots are free (tiny claims waste the database).
+
+        Half of them: a claim pays once for its walk over the tenants and one take per tenant, so its
+        database cost grows with the tenants more than with the jobs. One process claiming 30,000 due
+        jobs of 100 tenants and writing their results cost the server 223 us of CPU per job with claims
+        of 500 against 272 us with claims of 250 (a quarter of the slots was the threshold before).
+        """
+        return max(1, self.concurrency // 2)
 
 
 COUNTERS = ("claimed", "fired", "succeeded", "retried", "dead", "dropped")
