@@ -73,7 +73,7 @@ T = TypeVar("T")
 RESULT_FLUSH_RESERVE_SECONDS = 5.0
 MAX_LATENESS_SAMPLES = 100_000
 FIRE_SLICE = 8  # calls started per turn of the event loop when a burst is due (see _start_deliveries)
-CLAIM_LEAD_SECONDS = 0.75  # an idle claim starts this long before a whole second (see _idle_seconds)
+CLAIM_LEAD_SECONDS = 0.9  # an idle claim starts this long before a whole second (see _idle_seconds)
 WARM_MIN_SECONDS = 0.02  # a group due sooner is not warmed: its calls would race the warm-up's dials
 
 
