@@ -288,10 +288,13 @@ class DeliveryClient:
         opened = 0
         due = False
 
+        # The key a call's request gets (same host, port, scheme, default TLS, no proxy): the pool matches them.
+        # One request per origin: connect() only reads it.
+        requests = {origin: aiohttp.ClientRequest("GET", origin, loop=loop, session=session) for origin in origins}
+
         async def hold(origin: URL) -> None:
             nonlocal opened
-            # The key a call's request gets (same host, port, scheme, default TLS, no proxy): the pool matches them.
-            request = aiohttp.ClientRequest("GET", origin, loop=loop, session=session)
+            request = requests[origin]
             with contextlib.suppress(EgressDenied, aiohttp.ClientError, OSError, TimeoutError, ValueError):
                 connection = await connector.connect(request, [], timeout)
                 opened += 1

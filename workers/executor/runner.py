@@ -91,7 +91,8 @@ class ExecutorConfig:
     result_batch_max: int = 500
     result_flush_seconds: float = 0.1  # bigger batches cost the database less per result
     # Open a parked group's connections this long before its second (0: never; see DeliveryClient.warm).
-    warm_seconds: float = 0.25
+    # 0.25 s was too short on a loaded machine: 500 dials outlasted it and delayed the second's timer.
+    warm_seconds: float = 0.5
     metrics_every_seconds: float = 10.0
     once: bool = False  # claim what is due within one poll, fire it, wait for the results, exit
 

@@ -34,7 +34,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--warm-seconds",
             type=float,
-            default=0.25,
+            default=0.5,
             help="open a parked group's connections this long before its second (0: off); at most one per job",
         )
         parser.add_argument("--max-connections", type=int, default=None, help="HTTP connection pool size")
