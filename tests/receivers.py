@@ -9,7 +9,7 @@ answers attempt n), `/echo-headers` (the request's headers as the body),
 MiB of zeros, gzip-compressed, `Content-Encoding: gzip`), `/echo-secret/<form>` (the request's
 `Authorization` back as `raw`, `json`, `url`, `base64`, `base64url` or `blob`: base64 of a JSON
 document holding it), `/echo-secret-at/<offset>` (`offset` bytes of padding, then the `Authorization`),
-anything else 200 "ok".
+anything else 200 "ok". `connections` counts the connections it accepted.
 `ConnectionTrap` is a bare TCP listener that only counts accepted connections:
 the proof that nothing dialled an address the egress check refused.
 
@@ -148,8 +148,10 @@ class Receiver(_ThreadServer):
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         super().__init__(host, port)
         self.requests: list[Received] = []
+        self.connections = 0  # accepted so far
         self._lock = threading.Lock()
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.Server | None = None
 
     def url(self, path: str = "/") -> str:
         return f"http://{self.host}:{self.port}{path}"
@@ -205,11 +207,19 @@ class Receiver(_ThreadServer):
         # In-flight handlers get 1 s at shutdown (aiohttp's default waits 60 s for a hanging one), then are cancelled.
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        server = self._runner.server
+        assert server is not None
+
+        def protocol() -> asyncio.Protocol:
+            self.connections += 1  # every accepted connection, whether a request follows or not
+            return server()
+
+        self._listener = await asyncio.get_running_loop().create_server(protocol, self.host, self.port)
+        self.port = self._listener.sockets[0].getsockname()[1]
 
     async def _stop(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
         if self._runner is not None:
             await self._runner.cleanup()
 

@@ -264,7 +264,8 @@ def _take(
         db.execute(query, params)
         rows.extend(db.fetchall())
     if rows:
-        db.execute(*STATEMENTS["claim_mark_running"].bind({"worker_id": worker_id}, [(row[0],) for row in rows]))
+        marked = [(row[0],) for row in rows]
+        db.execute(STATEMENTS["claim_mark_running"].render(connection.connection, {"worker_id": worker_id}, marked))
         # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
         if db.rowcount != len(rows):
             raise RuntimeError(f"claim marked {db.rowcount} of {len(rows)} locked rows")

@@ -96,7 +96,9 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
         return report
     ids = [(job_id.bytes,) for job_id in dict.fromkeys(result.job_id for result in results)]
     with transaction.atomic(durable=True), connection.cursor() as cursor:
-        cursor.execute(*STATEMENTS["result_lock_fenced"].bind({"worker_id": worker_id}, ids))
+        # Rendered with our literals (statements.literal): the driver's quoting was the batch's hottest Python.
+        db = connection.connection
+        cursor.execute(STATEMENTS["result_lock_fenced"].render(db, {"worker_id": worker_id}, ids))
         locked = {uuid.UUID(bytes=bytes(row[0])): row for row in cursor.fetchall()}
         fenced = {job_id: row[1] for job_id, row in locked.items()}
         for result in results:
@@ -113,7 +115,7 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
             report.paused_tasks = task_health.update_task_health(cursor, _task_attempts(report.written, locked))
             rows = [_result_row(result) for result in report.written]
             statement = STATEMENTS["result_write"]
-            cursor.execute(*statement.bind({"worker_id": worker_id}, rows, columns=RESULT_COLUMNS))
+            cursor.execute(statement.render(db, {"worker_id": worker_id}, rows, columns=RESULT_COLUMNS))
             # The fenced rows are locked by this transaction, so each one must change.
             if cursor.rowcount != len(report.written):
                 raise RuntimeError(f"result write changed {cursor.rowcount} of {len(report.written)} locked rows")

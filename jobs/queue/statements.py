@@ -114,5 +114,44 @@ class Statement:
             fill = placeholders(len(rows), width)
         return self.head + fill + self.tail, params
 
+    def render(
+        self,
+        db: Any,
+        values: Mapping[str, Any] | None = None,
+        rows: Sequence[Sequence[Any]] = (),
+        *,
+        columns: tuple[str, ...] = ("id",),
+    ) -> str:
+        """`bind()`'s statement with its values written in, for `cursor.execute(sql)` without parameters.
+
+        mysqlclient writes every parameter into the text on the client anyway (`query % literals`);
+        this does the same with a faster literal for the types the big batches carry (see
+        `literal`). `db` is the MySQLdb connection (`django.db.connection.connection`).
+        """
+        sql, params = self.bind(values, rows, columns=columns)
+        return sql % tuple([literal(db, value) for value in params])
+
+
+def literal(db: Any, value: Any) -> str:
+    """`value` as the SQL literal mysqlclient's `literal()` writes, cheaper for bytes, int, None and str.
+
+    The driver's per-value dispatch (isinstance chain, `_binary'...'` through the escaper) was
+    the bulk of a 500-result batch's binding: 8 values a row. Bytes (the ids) become hex
+    `X'..'`, a binary string as `_binary'..'` is, with nothing to escape; text goes through
+    the connection's own escaper (charset- and sql_mode-aware) as the driver does; any other
+    type (datetime, float, bool, ...) is the driver's.
+    """
+    kind = type(value)
+    if kind is bytes:
+        return f"X'{value.hex()}'"
+    if kind is int:
+        return str(value)
+    if value is None:
+        return "NULL"
+    encoding = db.encoding
+    if kind is str:
+        return db.string_literal(value.encode(encoding)).decode(encoding)  # type: ignore[no-any-return]
+    return db.literal(value).decode(encoding)  # type: ignore[no-any-return]
+
 
 STATEMENTS = {name: Statement.compile(name, text) for name, text in QUERIES.items()}

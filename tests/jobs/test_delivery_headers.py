@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -42,3 +42,9 @@ def test_the_deadline_is_the_sending_instant_plus_the_timeout():
     )
     assert headers[SCHEDULED_AT_HEADER] == "2027-01-01T09:00:00.000Z"
     assert headers[DEADLINE_HEADER] == "2027-01-01T09:00:30.020Z"
+
+
+def test_an_instant_in_another_zone_or_naive_is_written_in_utc():
+    aware = datetime(2027, 1, 1, 11, 0, 0, 5_000, tzinfo=timezone(timedelta(hours=2)))
+    assert http_instant(aware) == "2027-01-01T09:00:00.005Z"
+    assert http_instant(datetime(2027, 1, 1, 9, 0, 0, 5_000)) == "2027-01-01T09:00:00.005Z"  # naive: UTC

@@ -1,10 +1,14 @@
-"""The queue's statements as loaded and compiled: named parameters in the text, the probe from the priority range."""
+"""The queue's statements as loaded and compiled: named parameters in the text, the probe from the priority range;
+rendered with their values written in, read back alike."""
 
 from __future__ import annotations
 
 import re
+import uuid
+from datetime import datetime
 
 import pytest
+from django.db import connection
 
 from jobs.queue.statements import QUERIES, STATEMENTS, Statement
 from jobsched_project.records import STORED_FIELDS
@@ -65,3 +69,24 @@ def test_a_missing_value_a_missing_row_or_a_row_of_the_wrong_width_is_refused():
         statement.bind({"worker": "w"}, [(1, 2)])
     with pytest.raises(ValueError, match="at most one"):
         Statement.compile("t", "{ids} {rows}")
+
+
+@pytest.mark.django_db
+def test_a_rendered_statement_reads_back_every_value_as_the_drivers_binding_does():
+    tricky = 'it\'s 100% \\ "quoted" \x00 é 🎉 %s %(x)s'
+    rows = [
+        (b"\x00'\\\"%s\xff" + bytes(range(8)), 7, tricky, None, -3, datetime(2027, 1, 1, 9, 0, 0, 1500), True),
+        (uuid.uuid4().bytes, 0, "", None, 2**40, datetime(2028, 2, 29), False),
+    ]
+    columns = ("b", "i", "s", "n", "big", "at", "flag")
+    statement = Statement.compile(
+        "t", "SELECT r.*, '5%%' AS pct FROM ({results}) AS r WHERE %(one)s = 1 ORDER BY r.i DESC"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(*statement.bind({"one": 1}, rows, columns=columns))
+        bound = cursor.fetchall()
+        cursor.execute(statement.render(connection.connection, {"one": 1}, rows, columns=columns))
+        rendered = cursor.fetchall()
+    assert rendered == bound
+    assert [row[:3] for row in rendered] == [row[:3] for row in rows]
+    assert rendered[0][-1] == "5%"

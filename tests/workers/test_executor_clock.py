@@ -1,14 +1,18 @@
-"""The database clock estimator, on a fake clock: offset from the midpoint, bound from half the round trip."""
+"""The database clock estimator, on a fake clock: offset from the midpoint, bound from half the round trip;
+and the idle claim's alignment to the database clock's whole seconds."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.workers.executor_helpers import policy_for
 from workers.executor.clock import DRIFT_PER_SECOND, DatabaseClock, epoch_seconds
+from workers.executor.http import DeliveryClient
+from workers.executor.runner import CLAIM_LEAD_SECONDS, Executor, ExecutorConfig
 
 TRUE_OFFSET = 1_800_000_000.0 - 500.0  # database epoch seconds - local monotonic seconds
 
@@ -120,3 +124,28 @@ def test_the_real_database_clock_reads_with_a_small_bound():
     reading = clock.refresh()
     assert 0 < reading.error < 1.0  # a loopback round trip, however busy the machine
     assert abs(clock.database_time() - datetime.now(UTC).timestamp()) < 1.0 + reading.error  # same host's clock
+
+
+def _idle_executor(world: FakeWorld, poll_seconds: float):
+    executor = Executor(
+        ExecutorConfig(worker_id="w", poll_seconds=poll_seconds), client=DeliveryClient(policy=policy_for())
+    )
+    executor.clock = world.clock(samples=1)
+    executor.clock.refresh()
+    return executor
+
+
+@settings(deadline=None)  # building an Executor (its HTTP client) is slow on a busy machine, not the rule
+@given(start=st.floats(min_value=0.0, max_value=10.0), poll=st.sampled_from([1.0, 1.5, 3.0]))
+def test_an_idle_claim_starts_its_lead_before_a_whole_second_of_the_database_clock(start, poll):
+    world = FakeWorld([(0.0, 0.0)], start=500.0 + start)
+    executor = _idle_executor(world, poll)
+    sleep = executor._idle_seconds()
+    assert 0.0 <= sleep <= poll  # never longer than the poll: the claims still cover the lookahead
+    wake = world.now + TRUE_OFFSET + sleep + CLAIM_LEAD_SECONDS  # on the database clock
+    assert min(wake % 1.0, 1.0 - wake % 1.0) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_poll_shorter_than_a_second_is_not_aligned():
+    executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
+    assert executor._idle_seconds() == 0.5

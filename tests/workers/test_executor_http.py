@@ -274,3 +274,57 @@ def test_a_job_url_with_a_non_canonical_port_is_refused_at_dial_time(receiver, s
     delivery = send(claimed(url), policy=_policy(receiver))
     assert delivery.error == GENERIC_MESSAGE
     assert receiver.received() == []
+
+
+def _warm_then_send(jobs, **client_kwargs):
+    """Warm the jobs' connections, then send them all at once, on one client: (held by warm, deliveries)."""
+
+    async def main():
+        client = DeliveryClient(engine=executor_helpers.ENGINE, **client_kwargs)
+        try:
+            warmed = await client.warm(jobs, within=5.0)
+            return warmed, await asyncio.gather(*(client.send(job) for job in jobs))
+        finally:
+            await client.aclose()
+
+    return asyncio.run(main())
+
+
+def test_warming_opens_one_connection_per_claimed_job_that_the_calls_then_reuse(receiver):
+    jobs = [claimed(receiver.url("/warm")) for _ in range(5)]
+    warmed, deliveries = _warm_then_send(jobs, policy=_policy(receiver))
+    assert warmed == 5
+    assert [delivery.http_status for delivery in deliveries] == [200] * 5
+    assert len(receiver.received("/warm")) == 5
+    assert receiver.connections == 5  # no call dialled a connection of its own
+
+
+def test_warming_opens_no_more_connections_than_the_pool_allows(receiver):
+    jobs = [claimed(receiver.url("/warm")) for _ in range(5)]
+    warmed, deliveries = _warm_then_send(jobs, policy=_policy(receiver), max_connections=2)
+    assert warmed == 2
+    assert [delivery.http_status for delivery in deliveries] == [200] * 5
+    assert receiver.connections == 2
+
+
+def test_warming_counts_each_origin_by_its_own_jobs(receiver):
+    with Receiver() as other:
+        jobs = [claimed(receiver.url("/warm")) for _ in range(3)] + [claimed(other.url("/warm")) for _ in range(2)]
+        warmed, _ = _warm_then_send(jobs, policy=policy_for(f"127.0.0.1:{receiver.port}", f"127.0.0.1:{other.port}"))
+        assert (warmed, receiver.connections, other.connections) == (5, 3, 2)
+
+
+def test_warming_dials_through_the_egress_check_and_opens_nothing_it_refuses():
+    with ConnectionTrap() as trap:
+        jobs = [claimed(f"http://127.0.0.1:{trap.port}/hook") for _ in range(3)]
+        warmed, deliveries = _warm_then_send(jobs, policy=policy_for())
+        assert warmed == 0
+        assert [delivery.error for delivery in deliveries] == [GENERIC_MESSAGE] * 3
+        assert trap.connections == 0
+
+
+def test_warming_skips_urls_the_call_would_refuse_without_dialling(receiver):
+    jobs = [claimed(f"http://127.0.0.1:0{receiver.port}/hook"), claimed("ftp://127.0.0.1/file"), claimed("not a url")]
+    warmed, _ = _warm_then_send(jobs, policy=_policy(receiver))
+    assert warmed == 0
+    assert receiver.connections == 0

@@ -111,6 +111,36 @@ def test_jobs_claimed_ahead_fire_no_earlier_than_their_second_minus_the_clock_bo
     assert running.totals.lateness and min(running.totals.lateness) >= 0
 
 
+def test_parked_jobs_connections_are_opened_ahead_never_more_than_one_per_job(receiver):
+    due = (db_now() + timedelta(seconds=1.5)).replace(microsecond=0) + timedelta(seconds=1)
+    ids = bulk_jobs(30, url=receiver.url("/warmed"), next_attempt_at=due, scheduled_at=due)
+    running = Running(receiver, poll_seconds=3.0, concurrency=100)  # one claim, well ahead, then parked
+    try:
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 30)
+    finally:
+        running.stop()
+    assert 1 <= running.totals.warmed <= 30
+    assert receiver.connections <= 30
+    keys = [request.headers["Idempotency-Key"] for request in receiver.received("/warmed")]
+    assert sorted(keys) == sorted(str(job_id) for job_id in ids)
+    assert (
+        min(request.at for request in receiver.received("/warmed"))
+        >= due.timestamp() - running.executor.clock.error_bound()
+    )
+
+
+def test_with_warming_off_the_calls_dial_as_they_fire(receiver):
+    due = (db_now() + timedelta(seconds=1.5)).replace(microsecond=0) + timedelta(seconds=1)
+    ids = bulk_jobs(10, url=receiver.url("/cold"), next_attempt_at=due, scheduled_at=due)
+    running = Running(receiver, poll_seconds=3.0, concurrency=100, warm_seconds=0)
+    try:
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 10)
+    finally:
+        running.stop()
+    assert running.totals.warmed == 0
+    assert len(receiver.received("/cold")) == 10
+
+
 def test_failures_are_retried_with_backoff_and_end_dead_at_max_attempts(receiver):
     (job_id,) = bulk_jobs(
         1, url=receiver.url("/status/500"), max_attempts=3, backoff_base_seconds=0, next_attempt_at=db_now()

@@ -39,6 +39,7 @@ import resource
 import signal
 import socket
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -72,6 +73,8 @@ T = TypeVar("T")
 RESULT_FLUSH_RESERVE_SECONDS = 5.0
 MAX_LATENESS_SAMPLES = 100_000
 FIRE_SLICE = 8  # calls started per turn of the event loop when a burst is due (see _start_deliveries)
+CLAIM_LEAD_SECONDS = 0.9  # an idle claim starts this long before a whole second (see _idle_seconds)
+WARM_MIN_SECONDS = 0.02  # a group due sooner is not warmed: its calls would race the warm-up's dials
 
 
 def default_worker_id() -> str:
@@ -87,6 +90,9 @@ class ExecutorConfig:
     grace_seconds: float = 30.0
     result_batch_max: int = 500
     result_flush_seconds: float = 0.1  # bigger batches cost the database less per result
+    # Open a parked group's connections this long before its second (0: never; see DeliveryClient.warm).
+    # 0.25 s was too short on a loaded machine: 500 dials outlasted it and delayed the second's timer.
+    warm_seconds: float = 0.5
     metrics_every_seconds: float = 10.0
     once: bool = False  # claim what is due within one poll, fire it, wait for the results, exit
 
@@ -102,7 +108,7 @@ class ExecutorConfig:
         return max(1, self.concurrency // 2)
 
 
-COUNTERS = ("claimed", "fired", "succeeded", "retried", "dead", "dropped")
+COUNTERS = ("claimed", "fired", "succeeded", "retried", "dead", "dropped", "warmed")
 
 
 @dataclass
@@ -113,6 +119,7 @@ class Metrics:
     retried: int = 0
     dead: int = 0
     dropped: int = 0
+    warmed: int = 0  # connections held open ahead of a parked group's second (DeliveryClient.warm)
     lateness: list[float] = field(default_factory=list)
 
     def add(self, other: Metrics) -> None:
@@ -169,6 +176,8 @@ class Executor:
         self._held = 0  # claimed jobs not yet answered: parked on a timer or in flight
         self._timers: dict[object, tuple[asyncio.Handle, list[ClaimedJob]]] = {}  # parked, or not yet started
         self._inflight: set[asyncio.Task[None]] = set()
+        self._warming: set[asyncio.Task[None]] = set()  # DeliveryClient.warm for a parked group
+        self._warm_timers: dict[object, asyncio.TimerHandle] = {}  # keyed as `_timers`
         self._results: list[JobResult] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -260,6 +269,7 @@ class Executor:
                     task.cancel()
             await asyncio.gather(claimer, writer, reporter, return_exceptions=True)
             self.stop.remove_listener(mirror_stop)
+            await self._stop_warming()
             await self.client.aclose()
             await self._close_db_threads()
             self._flush_metrics()
@@ -302,6 +312,14 @@ class Executor:
             await asyncio.wait([freed, stop_waiter], return_when=asyncio.FIRST_COMPLETED)
             freed.cancel()
             await asyncio.gather(freed, return_exceptions=True)
+
+    async def _stop_warming(self) -> None:
+        for handle in self._warm_timers.values():
+            handle.cancel()
+        self._warm_timers.clear()
+        for task in self._warming:
+            task.cancel()
+        await asyncio.gather(*self._warming, return_exceptions=True)
 
     async def _close_db_threads(self) -> None:
         loop = asyncio.get_running_loop()
@@ -359,7 +377,23 @@ class Executor:
             if len(jobs) < free:
                 if config.once:
                     return  # everything due within the lookahead is claimed
-                await self._sleep(config.poll_seconds)  # nothing more is due within the lookahead
+                await self._sleep(self._idle_seconds())  # nothing more is due within the lookahead
+
+    def _idle_seconds(self) -> float:
+        """The idle sleep: the poll interval, cut short so the next claim starts CLAIM_LEAD_SECONDS
+        before a whole second of the database's clock (a poll of 1 s or more only).
+
+        Jobs are due on whole seconds (cron). A claim reaching one poll ahead started anywhere from
+        0 to 1 s before a burst's second, as the executor's start and the claims' durations left it:
+        started just before, it ended after the second, and the first call was late by the claim.
+        Aligned, each second's jobs are claimed that long ahead. Never longer than the poll, so
+        the claims still cover every job the lookahead reaches.
+        """
+        poll = self.config.poll_seconds
+        if poll < 1.0 or self.clock.reading is None:
+            return poll
+        shift = (self.clock.database_time() + poll + CLAIM_LEAD_SECONDS) % 1.0
+        return poll - shift
 
     def _claim_and_load_secrets(self, **claim: Any) -> list[ClaimedJob]:
         """Claim (committed), then resolve the batch's secrets and signing keys on the same thread, not per job."""
@@ -387,8 +421,28 @@ class Executor:
             # The database clock's `due` on the local clock (early by at most the estimate's error bound),
             # not the claim's NOW(3) plus its duration: under a burst that wait was most of the lateness.
             at = self.clock.local_time(due)
-            handle = self._loop.call_later(max(0.0, at - time.monotonic()), self._fire, key, group, at)
+            wait = at - time.monotonic()
+            handle = self._loop.call_later(max(0.0, wait), self._fire, key, group, at)
             self._timers[key] = (handle, group)
+            if self.config.warm_seconds > 0 and wait > WARM_MIN_SECONDS:
+                # Only jobs already claimed, and only while they wait: a group due now dials as it fires.
+                delay = max(0.0, wait - self.config.warm_seconds)
+                self._warm_timers[key] = self._loop.call_later(delay, self._warm, key, group, at)
+
+    def _warm(self, key: object, group: list[ClaimedJob], at: float) -> None:
+        """Open the group's connections before its second (DeliveryClient.warm: bounded, vetted)."""
+        assert self._loop is not None
+        self._warm_timers.pop(key, None)
+        task = self._loop.create_task(self._warm_group(group, at))
+        self._warming.add(task)
+        task.add_done_callback(self._warming.discard)
+
+    async def _warm_group(self, group: list[ClaimedJob], at: float) -> None:
+        try:
+            self.metrics.warmed += await self.client.warm(group, within=at - time.monotonic())
+        except Exception:
+            # Only a head start is lost: the calls dial (through the same check) as they fire.
+            logger.exception("warming connections failed", extra={"event": "warm_crash", "jobs": len(group)})
 
     def _fire(self, key: object, group: list[ClaimedJob], at: float) -> None:
         assert self._loop is not None
@@ -457,8 +511,10 @@ class Executor:
             logger.exception("delivery failed unexpectedly", extra={"event": "delivery_crash", "job_id": str(job.id)})
         finally:
             self._held -= 1
-            EXECUTOR_HELD.set(self._held)
-            self._slots_freed.set()
+            # Wake the claim loop only when a claim may follow (or nothing is held, which the drain
+            # waits for): a wake per answered job cost one `wait_for` task and timer each.
+            if self._held == 0 or self.config.concurrency - self._held >= self.config.claim_min:
+                self._slots_freed.set()
 
     # -- shutting down ----------------------------------------------------------
 
@@ -519,15 +575,16 @@ class Executor:
                 continue
             self._result_backoff.reset()
             self._database_answered()
+            EXECUTOR_HELD.set(self._held)  # per batch, not per answered job
+            outcomes = Counter(result.outcome for result in report.written)
+            for outcome, count in outcomes.items():
+                EXECUTOR_RESULTS.labels(outcome.value).inc(count)  # per batch: `labels()` is a locked lookup
+            self.metrics.succeeded += outcomes[Outcome.SUCCEEDED]
+            self.metrics.retried += outcomes[Outcome.RETRY]
+            self.metrics.dead += outcomes[Outcome.DEAD]
             for result in report.written:
-                EXECUTOR_RESULTS.labels(result.outcome.value).inc()
                 if result.outcome is Outcome.SUCCEEDED:
-                    self.metrics.succeeded += 1
                     continue
-                if result.outcome is Outcome.RETRY:
-                    self.metrics.retried += 1
-                else:
-                    self.metrics.dead += 1
                 # One line per failed attempt, once its result is recorded (a dropped one is logged by the fence).
                 logger.info(
                     "attempt failed",
@@ -574,6 +631,7 @@ class Executor:
             self._flush_metrics()
 
     def _flush_metrics(self) -> None:
+        EXECUTOR_HELD.set(self._held)
         window, self.metrics = self.metrics, Metrics()
         self.totals.add(window)
         if any(getattr(window, name) for name in COUNTERS):

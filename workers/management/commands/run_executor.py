@@ -31,6 +31,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--grace", type=float, default=30.0, help="seconds in-flight calls get after SIGTERM")
         parser.add_argument("--worker-id", default=None, help="default: pod/host name and pid")
+        parser.add_argument(
+            "--warm-seconds",
+            type=float,
+            default=0.5,
+            help="open a parked group's connections this long before its second (0: off); at most one per job",
+        )
         parser.add_argument("--max-connections", type=int, default=None, help="HTTP connection pool size")
         parser.add_argument(
             "--http-engine",
@@ -41,13 +47,14 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        if options["concurrency"] < 1 or options["grace"] < 0:
-            raise CommandError("--concurrency must be >= 1 and --grace >= 0")
+        if options["concurrency"] < 1 or options["grace"] < 0 or options["warm_seconds"] < 0:
+            raise CommandError("--concurrency must be >= 1, --grace and --warm-seconds >= 0")
         config = ExecutorConfig(
             worker_id=options["worker_id"] or default_worker_id(),
             concurrency=options["concurrency"],
             poll_seconds=idle_seconds(options),
             grace_seconds=options["grace"],
+            warm_seconds=options["warm_seconds"],
             once=options["once"],
         )
         heartbeat, _ = start_health("executor", options)
