@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from tests.processes import stop_processes
@@ -57,6 +57,32 @@ def database_server_pid(cursor) -> int | None:
     except (OSError, ValueError):
         return pid_named("mariadbd", "mysqld")
     return pid if Path(f"/proc/{pid}").exists() else pid_named("mariadbd", "mysqld")
+
+
+class NoServerThread(Exception):
+    """The server thread behind a connection cannot be read (another machine, or a server without thread ids)."""
+
+
+def server_thread_clock(cursor) -> Callable[[], int]:
+    """A clock of the CPU nanoseconds spent by the server thread serving `cursor`'s connection.
+
+    Linux /proc/<server pid>/task/<thread id>/schedstat: other clients and the server's background
+    threads do not count, so the figure holds on a busy machine better than wall time.
+    """
+    server_pid = database_server_pid(cursor)
+    try:
+        cursor.execute("SELECT tid FROM information_schema.processlist WHERE id = CONNECTION_ID()")
+        (thread_id,) = cursor.fetchone()
+    except Exception as exc:  # MySQL has no processlist TID (performance_schema.threads has it)
+        raise NoServerThread(f"this server does not tell its thread ids: {exc}") from exc
+    schedstat = Path(f"/proc/{server_pid}/task/{thread_id}/schedstat")
+    if not schedstat.exists():
+        raise NoServerThread(f"cannot read {schedstat}: the server must run on this machine")
+
+    def thread_ns() -> int:
+        return int(schedstat.read_text().split()[0])
+
+    return thread_ns
 
 
 def pid_named(*names: str) -> int | None:

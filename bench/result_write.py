@@ -9,7 +9,10 @@ and the one UPDATE ... JOIN), alternating between the shipped `result_write` and
 the same statement without its `j.attempts = ...` assignment (the statement as it
 was before the attempt log), so both run under the same load. Each job already
 holds `--log-entries` attempts, so the trim (past 20) is measured too. Figures
-(wall ms per batch p50/mean, and the change in %) go to stdout and `--output`.
+(wall ms per batch p50/mean; the CPU of the server thread serving the bench's
+connection per result, p50, when the server runs on this machine (it holds on a
+busy machine better than wall time); the changes in percent) go to stdout and
+`--output`.
 """
 
 from __future__ import annotations
@@ -44,12 +47,19 @@ def main(argv: list[str] | None = None) -> int:
     from django.utils import timezone
 
     from bench.database import use_database
+    from bench.procs import NoServerThread, server_thread_clock
     from jobs.models import Job
     from jobs.queue import JobResult, Outcome, record_results, statements
     from jobsched_project.ids import new_id
     from tests.factories import make_task
 
     use_database(options.database)
+    try:
+        with connection.cursor() as cursor:
+            server_ns = server_thread_clock(cursor)
+    except NoServerThread as exc:  # a remote server: wall time only
+        print(f"{exc}: the server's CPU is not measured", file=sys.stderr)
+        server_ns = None
     shipped = statements.STATEMENTS["result_write"]
     # The statement as before the attempt log: the same text without the attempts assignment.
     before_text = re.sub(r"SET -- The attempt log.*?\),\n    j\.status", "SET j.status", shipped.tail, flags=re.S)
@@ -87,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     worker = "bench-worker"
     timings: dict[str, list[float]] = {"before": [], "with_attempt_log": []}
+    server_us: dict[str, list[float]] = {"before": [], "with_attempt_log": []}  # per result
     attempt = 0
     for round_number in range(options.rounds * 2):
         variant = "before" if round_number % 2 == 0 else "with_attempt_log"
@@ -104,20 +115,32 @@ def main(argv: list[str] | None = None) -> int:
         ]
         statements.STATEMENTS["result_write"] = before if variant == "before" else shipped
         try:
+            server_started = server_ns() if server_ns else 0
             started = time.perf_counter()
             report = record_results(worker_id=worker, results=results)
             timings[variant].append((time.perf_counter() - started) * 1000)
+            if server_ns:
+                server_us[variant].append((server_ns() - server_started) / 1000 / options.batch)
         finally:
             statements.STATEMENTS["result_write"] = shipped
         assert len(report.written) == options.batch
     with connection.cursor() as cursor:
         cursor.execute("SELECT JSON_LENGTH(attempts) FROM jobs LIMIT 1")
         kept = cursor.fetchone()[0]
-    summary = {
+    summary: dict[str, dict[str, float]] = {
         variant: {"p50_ms": round(statistics.median(ms), 2), "mean_ms": round(statistics.fmean(ms), 2)}
         for variant, ms in timings.items()
     }
     change = summary["with_attempt_log"]["p50_ms"] / summary["before"]["p50_ms"] - 1
+    server_change = None
+    if server_ns:
+        for variant, per_result in server_us.items():
+            summary[variant]["server_cpu_us_per_result_p50"] = round(statistics.median(per_result), 2)
+        server_change = (
+            summary["with_attempt_log"]["server_cpu_us_per_result_p50"]
+            / summary["before"]["server_cpu_us_per_result_p50"]
+            - 1
+        )
     report_out = {
         "machine": {"cores": os.cpu_count(), "load_1m": round(os.getloadavg()[0], 2)},
         "batch": options.batch,
@@ -126,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         "log_entries_after_last_write": kept,
         **summary,
         "p50_change_percent": round(change * 100, 1),
+        "server_cpu_change_percent": None if server_change is None else round(server_change * 100, 1),
     }
     print(json.dumps(report_out, indent=2))
     output = Path(options.output)

@@ -70,24 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     from django.db import connection
 
     from bench.database import use_database
-    from bench.procs import database_server_pid
+    from bench.procs import NoServerThread, server_thread_clock
 
     use_database(options.database)
-    with connection.cursor() as cursor:
-        server_pid = database_server_pid(cursor)
-        try:
-            cursor.execute("SELECT tid FROM information_schema.processlist WHERE id = CONNECTION_ID()")
-            (thread_id,) = cursor.fetchone()
-        except Exception as exc:  # MySQL has no processlist TID (performance_schema.threads has it)
-            print(f"this server does not tell its thread ids: {exc}", file=sys.stderr)
-            return 2
-    schedstat = Path(f"/proc/{server_pid}/task/{thread_id}/schedstat")
-    if not schedstat.exists():
-        print(f"cannot read {schedstat}: the server must run on this machine", file=sys.stderr)
+    try:
+        with connection.cursor() as cursor:
+            thread_ns = server_thread_clock(cursor)
+    except NoServerThread as exc:
+        print(exc, file=sys.stderr)
         return 2
-
-    def thread_ns() -> int:
-        return int(schedstat.read_text().split()[0])
 
     _fill(connection, jobs=options.jobs, tenants=options.tenants)
     runs = {}
