@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         cursor.execute("TRUNCATE TABLE jobs")
     task = make_task(tenant_id="bench")
     # Earlier attempts as the writers store them (jobsched_project.attempt_log), one second apart.
-    entries = [[n, 1796130000.125 + n, 40, "pending", 503, "HTTP 503"] for n in range(options.log_entries)]
+    entries = [[n, 1796130000125 + 1000 * n, 40, "pending", 503, "HTTP 503"] for n in range(options.log_entries)]
     log = json.dumps(entries) if entries else None  # a job's first result finds no log
     ids = [new_id() for _ in range(options.batch)]
     due = task.next_run_at or timezone.now()

@@ -7,18 +7,21 @@ array, oldest first, of at most `KEPT` entries, each itself an array:
 
     [attempt, finished_at, duration_ms, status, http_status, error]
 
-`finished_at` is Unix time in seconds with milliseconds, from the database clock;
+`finished_at` is Unix time in milliseconds, from the database clock;
 `duration_ms` runs from the call's start to its result (for a lease taken back, from
 when the call was due to begin), so the start is `finished_at - duration_ms` and is
 not stored. Arrays and epoch numbers, not keyed objects with formatted times: the
 entry's size is most of what the log costs the hot result write (keyed objects of
 ~250 bytes cost +12.7 to +17.5 percent per 500-result batch, these ~50 bytes a few
-percent; `python -m bench.result_write`). Neutral (no app imports): jobs and history
-both carry the text.
+percent; `python -m bench.result_write`). Logs written before that shape (keyed
+objects, times as 'YYYY-MM-DD HH:MM:SS.fff' UTC text) are still read: the history stores
+keep them for their TTL. Neutral (no app imports): jobs and history both carry the text.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as dt
 import json
 from dataclasses import dataclass
@@ -38,29 +41,54 @@ class Attempt:
     error: str | None
 
 
-def _instant(epoch_seconds: float) -> dt.datetime:
-    # Whole milliseconds, as the database wrote them (a float of ~1.8e9 s holds them exactly enough).
-    return dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(milliseconds=round(epoch_seconds * 1000))
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _attempt(entry: object) -> Attempt | None:
+    if isinstance(entry, dict):
+        return _keyed_attempt(entry)
     if not isinstance(entry, list) or len(entry) != _FIELDS:
         return None
-    attempt, finished, duration, status, http_status, error = entry
-    if not isinstance(attempt, int) or not isinstance(finished, int | float) or not isinstance(status, str):
+    attempt, finished_ms, duration, status, http_status, error = entry
+    if _int(attempt) is None or _int(finished_ms) is None or not isinstance(status, str):
         return None
-    finished_at = _instant(finished)
-    duration_ms = duration if isinstance(duration, int) else None
-    started_at = None if duration_ms is None else finished_at - dt.timedelta(milliseconds=duration_ms)
+    return _make(attempt, _EPOCH + dt.timedelta(milliseconds=finished_ms), duration, status, http_status, error)
+
+
+def _make(
+    attempt: int, finished_at: dt.datetime, duration: object, status: str, http_status: object, error: object
+) -> Attempt:
+    duration_ms = _int(duration)
     return Attempt(
         attempt=attempt,
-        started_at=started_at,
+        started_at=None if duration_ms is None else finished_at - dt.timedelta(milliseconds=duration_ms),
         finished_at=finished_at,
         duration_ms=duration_ms,
         status=status,
-        http_status=http_status if isinstance(http_status, int) else None,
+        http_status=_int(http_status),
         error=error if isinstance(error, str) else None,
     )
+
+
+def _keyed_attempt(entry: dict) -> Attempt | None:
+    """An entry of the first shape: {"attempt", "finished_at": "YYYY-MM-DD HH:MM:SS.fff", ...}."""
+    attempt, status, finished = _int(entry.get("attempt")), entry.get("status"), entry.get("finished_at")
+    if attempt is None or not isinstance(status, str) or not isinstance(finished, str):
+        return None
+    try:
+        finished_at = dt.datetime.fromisoformat(finished).replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+    made = _make(attempt, finished_at, entry.get("duration_ms"), status, entry.get("http_status"), entry.get("error"))
+    started = entry.get("started_at")  # kept in that shape even without a duration (an expired lease)
+    if isinstance(started, str):
+        with contextlib.suppress(ValueError):
+            made = dataclasses.replace(made, started_at=dt.datetime.fromisoformat(started).replace(tzinfo=dt.UTC))
+    return made
 
 
 def read_attempts(text: str | None) -> list[Attempt]:

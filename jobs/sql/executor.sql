@@ -106,7 +106,8 @@ JOIN ({results}) AS r ON r.id = j.id
 LEFT JOIN tasks AS t ON t.id = j.task_id
 SET -- The attempt log, in the same statement (no extra round trip): one compact entry
     -- [attempt, finished_at, duration_ms, status, http_status, error] (jobsched_project.attempt_log
-    -- reads it; finished_at is Unix seconds from NOW(3), the start is finished_at - duration_ms),
+    -- reads it; finished_at is Unix milliseconds from NOW(3), the start is finished_at - duration_ms;
+    -- not UNIX_TIMESTAMP, which is NULL past 2038 before MariaDB 11.5),
     -- appended as text with no JSON parse: only this statement and the reconciler's
     -- (reconcile_expired_leases) write the column, always a JSON array, so its last character is
     -- the closing bracket and the entries before it stay as they are. Measured with
@@ -124,7 +125,8 @@ SET -- The attempt log, in the same statement (no extra round trip): one compact
                 THEN REGEXP_REPLACE(JSON_REMOVE(j.attempts, '$[0]'), ']$', ',')
             ELSE CONCAT(LEFT(j.attempts, CHAR_LENGTH(j.attempts) - 1), ',')
         END,
-        '[', r.attempt, ',', UNIX_TIMESTAMP(NOW(3)), ',', COALESCE(r.duration_ms, 'null'), ',',
+        '[', r.attempt, ',', TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(3)) DIV 1000, ',',
+        COALESCE(r.duration_ms, 'null'), ',',
         JSON_QUOTE(r.status), ',', COALESCE(r.http_status, 'null'), ',', COALESCE(JSON_QUOTE(r.error), 'null'),
         ']]'
     ),

@@ -65,7 +65,7 @@ def make_record(
         "response_body": "ok",
         "started_at": finished - dt.timedelta(seconds=1),
         "finished_at": finished,
-        "attempts": '[[1, 1796130000.25, 840, "succeeded", 200, null]]',
+        "attempts": '[[1, 1796130000250, 840, "succeeded", 200, null]]',
     }
     fields.update(overrides)
     return JobRecord(**fields)

@@ -158,7 +158,7 @@ def test_an_expired_lease_at_the_last_attempt_is_logged_as_dead():
 
 def test_the_log_keeps_the_last_20_entries_when_a_lease_expires():
     (job,) = _claimed(max_attempts=30)
-    old = [[n, 1796130000 + n, 40, "pending", 500, "HTTP 500"] for n in range(1, 21)]
+    old = [[n, 1796130000000 + 1000 * n, 40, "pending", 500, "HTTP 500"] for n in range(1, 21)]
     Job.objects.filter(id=job.id).update(attempts=json.dumps(old), attempt=21)
     _expire(job)
     sweep_expired_leases(limit=10)

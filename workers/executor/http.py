@@ -54,7 +54,6 @@ ERROR_REQUEST = "request failed"
 ERROR_SECRET = "secret unavailable"
 ERROR_SIGNING = "signing keys unavailable"
 ENGINES = ("httpx", "aiohttp")
-WARM_DIAL_EXTRA_SECONDS = 1.0  # how long past the jobs' second a warm-up dial may still take
 __all__ = ["REDACTED", "Delivery", "DeliveryClient"]
 
 
@@ -281,8 +280,7 @@ class DeliveryClient:
         for origin, count in origins.items():
             take = min(count, room - len(wanted))
             wanted.extend([origin] * take)
-        # A dial still under way at the second may still serve the burst's later calls.
-        timeout = aiohttp.ClientTimeout(total=None, connect=max(within, 0.0) + WARM_DIAL_EXTRA_SECONDS)
+        timeout = aiohttp.ClientTimeout(total=None, connect=max(within, 0.0) + 0.1)  # given up at the second anyway
         loop = asyncio.get_running_loop()
         held: list[aiohttp.connector.Connection] = []
         opened = 0
@@ -313,12 +311,13 @@ class DeliveryClient:
         try:
             # Held together until all are open (so none is reused twice) or the jobs are due.
             await asyncio.wait(tasks, timeout=max(within, 0.0))
-            release_held()
-            await asyncio.gather(*tasks)
         finally:
             release_held()
+            # A dial still under way at the second is given up: it holds a slot of the pool, and the
+            # calls (to this origin or another, one unreachable) must not queue behind it.
             for task in tasks:
                 task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
         return opened
 
     async def send(self, job: ClaimedJob) -> Delivery:

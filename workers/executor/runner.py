@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 import os
 import resource
 import signal
@@ -104,6 +105,7 @@ class ExecutorConfig:
         database cost grows with the tenants more than with the jobs. One process claiming 30,000 due
         jobs of 100 tenants and writing their results cost the server 223 us of CPU per job with claims
         of 500 against 272 us with claims of 250 (a quarter of the slots was the threshold before).
+        Once a poll has passed since the last claim, the claim loop takes whatever is free.
         """
         return max(1, self.concurrency // 2)
 
@@ -339,15 +341,21 @@ class Executor:
     async def _claim_loop(self) -> None:
         assert self._loop is not None and self._stopping is not None and self._slots_freed is not None
         config = self.config
+        last_claim = -math.inf
         while not self._stopping.is_set():
             if self.heartbeat is not None:
                 self.heartbeat.beat()  # once per poll at least: a blocked event loop stops the beats
             free = config.concurrency - self._held
-            if free < config.claim_min:
+            since_claim = self._loop.time() - last_claim
+            # Fewer free slots than claim_min wait for more, but never longer than a poll: slow calls
+            # holding just over half of the slots must not keep due jobs from the rest for their timeout.
+            if free <= 0 or (free < config.claim_min and since_claim < config.poll_seconds):
                 self._slots_freed.clear()
+                wait = config.poll_seconds if free <= 0 else config.poll_seconds - since_claim
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._slots_freed.wait(), config.poll_seconds)
+                    await asyncio.wait_for(self._slots_freed.wait(), wait)
                 continue
+            last_claim = self._loop.time()
             try:
                 if self.clock.stale():
                     # A few `SELECT NOW(6)` round trips every REFRESH_SECONDS, on the claim's connection.
@@ -439,7 +447,8 @@ class Executor:
 
     async def _warm_group(self, group: list[ClaimedJob], at: float) -> None:
         try:
-            self.metrics.warmed += await self.client.warm(group, within=at - time.monotonic())
+            warmed = await self.client.warm(group, within=at - time.monotonic())
+            self.metrics.warmed += warmed  # after the await: the metrics window may have been flushed meanwhile
         except Exception:
             # Only a head start is lost: the calls dial (through the same check) as they fire.
             logger.exception("warming connections failed", extra={"event": "warm_crash", "jobs": len(group)})
