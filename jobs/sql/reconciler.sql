@@ -68,7 +68,7 @@ SET status = CASE
         '$',
         JSON_ARRAY(
             attempt,
-            TIMESTAMPDIFF(MICROSECOND, '1970-01-01', NOW(3)) DIV 1000,
+            TIMESTAMPDIFF(MICROSECOND, TIMESTAMP'1970-01-01 00:00:00', NOW(3)) DIV 1000,
             TIMESTAMPDIFF(MICROSECOND, GREATEST(next_attempt_at, COALESCE(started_at, next_attempt_at)), NOW(3)) DIV 1000,
             status,
             NULL,
