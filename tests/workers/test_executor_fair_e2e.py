@@ -66,15 +66,21 @@ def _count(tenant_id: str, status: str) -> int:
     return Job.objects.filter(tenant_id=tenant_id, status=status).count()
 
 
-def test_a_capped_tenant_never_runs_more_than_its_cap_across_two_executors_and_others_are_not_starved(receiver):
+def test_a_capped_tenant_never_runs_more_than_its_cap_across_two_executors_and_others_are_not_starved(
+    receiver, tmp_path
+):
     TenantLimits.objects.create(tenant_id="tenant-a", max_running_jobs=4)
-    now = db_now() - timedelta(seconds=1)
-    # tenant-a's burst is older and first in the table: the round-1 claim would have taken it first.
-    bulk_jobs(40, tenant_id="tenant-a", url=receiver.url("/slow/0.4"), next_attempt_at=now - timedelta(seconds=5))
-    bulk_jobs(20, tenant_id="tenant-b", url=receiver.url("/hook"), next_attempt_at=now)
-    executors = [_executor(receiver, "w-1"), _executor(receiver, "w-2")]
+    logs = [tmp_path / "w-1.log", tmp_path / "w-2.log"]
+    executors = [_executor(receiver, "w-1", log_path=logs[0]), _executor(receiver, "w-2", log_path=logs[1])]
     b_done_while_a_left = None
     try:
+        # Both up before the jobs exist: on a loaded machine the second one's start outlasted the
+        # whole burst (4 s), and the first took every job.
+        wait_until(lambda: all("executor started" in log.read_text() for log in logs), what="both executors")
+        now = db_now() - timedelta(seconds=1)
+        # tenant-a's burst is older and first in the table: the round-1 claim would have taken it first.
+        bulk_jobs(40, tenant_id="tenant-a", url=receiver.url("/slow/0.4"), next_attempt_at=now - timedelta(seconds=5))
+        bulk_jobs(20, tenant_id="tenant-b", url=receiver.url("/hook"), next_attempt_at=now)
         with RunningSampler("tenant-a") as sampler:
             wait_until(lambda: _count("tenant-b", JobStatus.SUCCEEDED) == 20, timeout=60, what="tenant-b's jobs")
             b_done_while_a_left = 40 - _count("tenant-a", JobStatus.SUCCEEDED)
