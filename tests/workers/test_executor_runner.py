@@ -244,17 +244,3 @@ def test_the_executor_claims_again_only_once_half_of_its_slots_are_free():
     assert ExecutorConfig(worker_id="w", concurrency=500).claim_min == 250
     assert ExecutorConfig(worker_id="w", concurrency=3).claim_min == 1
     assert ExecutorConfig(worker_id="w", concurrency=1).claim_min == 1
-
-
-def test_slow_calls_holding_over_half_the_slots_do_not_keep_due_jobs_from_the_rest(receiver):
-    # concurrency 4: claim_min 2. Three calls of 6 s hold three slots; the one free slot is below
-    # claim_min, yet a job due now is claimed within a poll, not after the slow calls end.
-    slow = bulk_jobs(3, url=receiver.url("/slow/6"), timeout_seconds=10, next_attempt_at=db_now())
-    running = Running(receiver, concurrency=4, poll_seconds=0.5, grace_seconds=0.3)
-    try:
-        wait_until(lambda: len(receiver.received("/slow/6")) == 3)
-        (late,) = bulk_jobs(1, url=receiver.url("/meanwhile"), next_attempt_at=db_now())
-        wait_until(lambda: Job.objects.get(id=late).status == JobStatus.SUCCEEDED, timeout=4.0)
-        assert Job.objects.filter(id__in=slow, status=JobStatus.RUNNING).count() == 3  # still in flight
-    finally:
-        running.stop()

@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import math
 import os
 import resource
 import signal
@@ -105,7 +104,6 @@ class ExecutorConfig:
         database cost grows with the tenants more than with the jobs. One process claiming 30,000 due
         jobs of 100 tenants and writing their results cost the server 223 us of CPU per job with claims
         of 500 against 272 us with claims of 250 (a quarter of the slots was the threshold before).
-        Once a poll has passed since the last claim, the claim loop takes whatever is free.
         """
         return max(1, self.concurrency // 2)
 
@@ -341,21 +339,15 @@ class Executor:
     async def _claim_loop(self) -> None:
         assert self._loop is not None and self._stopping is not None and self._slots_freed is not None
         config = self.config
-        last_claim = -math.inf
         while not self._stopping.is_set():
             if self.heartbeat is not None:
                 self.heartbeat.beat()  # once per poll at least: a blocked event loop stops the beats
             free = config.concurrency - self._held
-            since_claim = self._loop.time() - last_claim
-            # Fewer free slots than claim_min wait for more, but never longer than a poll: slow calls
-            # holding just over half of the slots must not keep due jobs from the rest for their timeout.
-            if free <= 0 or (free < config.claim_min and since_claim < config.poll_seconds):
+            if free < config.claim_min:
                 self._slots_freed.clear()
-                wait = config.poll_seconds if free <= 0 else config.poll_seconds - since_claim
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._slots_freed.wait(), wait)
+                    await asyncio.wait_for(self._slots_freed.wait(), config.poll_seconds)
                 continue
-            last_claim = self._loop.time()
             try:
                 if self.clock.stale():
                     # A few `SELECT NOW(6)` round trips every REFRESH_SECONDS, on the claim's connection.
