@@ -62,13 +62,30 @@ class Job(models.Model):
 
     updated_at = models.DateTimeField(auto_now=True)
 
+    # The pending jobs' keys of the two due indexes, NULL for every other status (MariaDB has no
+    # partial index). Stored columns, kept by the server, so no statement can forget them. A job's
+    # entries move once when it is claimed, and stay put when it succeeds or dies: with `status`
+    # itself in these indexes, every result rewrote both (measured, server CPU per job, a claim and
+    # a result of 500: 135 -> 104-114 us with these keys and the reconciler's index dropped).
+    pending_priority = models.GeneratedField(
+        expression=models.Case(models.When(status=JobStatus.PENDING, then="priority")),
+        output_field=models.PositiveSmallIntegerField(null=True),
+        db_persist=True,
+    )
+    pending_tenant = models.GeneratedField(
+        expression=models.Case(models.When(status=JobStatus.PENDING, then="tenant_id")),
+        output_field=TenantIdField(null=True),
+        db_persist=True,
+    )
+
     class Meta:
         db_table = "jobs"
         indexes = [
-            models.Index(fields=["status", "priority", "next_attempt_at"], name="jobs_claim_idx"),
+            # Due pending jobs by priority (the claim's probe, the plain claim, the dashboard).
+            models.Index(fields=["pending_priority", "next_attempt_at"], name="jobs_claim_idx"),
             # The fair claim: a tenant's due jobs in its own priority order (jobs.fairness).
-            models.Index(fields=["status", "tenant_id", "priority", "next_attempt_at"], name="jobs_tenant_due_idx"),
-            models.Index(fields=["status", "lease_expires_at"], name="jobs_reconciler_idx"),
+            models.Index(fields=["pending_tenant", "priority", "next_attempt_at"], name="jobs_tenant_due_idx"),
+            # Also the reconciler's: the running jobs are one range of it, and the executors' slots bound them.
             models.Index(fields=["status", "finished_at"], name="jobs_archiver_idx"),
             models.Index(fields=["tenant_id", "status"], name="jobs_dlq_idx"),
         ]

@@ -3,6 +3,9 @@
 import pytest
 from django.db import connection
 
+from jobs.models import Job
+from tests.factories import make_job, make_task
+
 pytestmark = pytest.mark.django_db
 
 
@@ -23,11 +26,32 @@ def _indexes(table: str) -> dict[str, tuple[bool, tuple[str, ...]]]:
 def test_jobs_has_one_index_per_reader():
     indexes = _indexes("jobs")
     assert indexes["PRIMARY"] == (True, ("id",))
-    assert indexes["jobs_claim_idx"] == (False, ("status", "priority", "next_attempt_at"))
-    assert indexes["jobs_reconciler_idx"] == (False, ("status", "lease_expires_at"))
+    # The due indexes key on the stored columns that are NULL unless the job is pending.
+    assert indexes["jobs_claim_idx"] == (False, ("pending_priority", "next_attempt_at"))
+    assert indexes["jobs_tenant_due_idx"] == (False, ("pending_tenant", "priority", "next_attempt_at"))
+    assert "jobs_reconciler_idx" not in indexes  # the reconciler reads jobs_archiver_idx's running range
     assert indexes["jobs_archiver_idx"] == (False, ("status", "finished_at"))
     assert indexes["jobs_dlq_idx"] == (False, ("tenant_id", "status"))
     assert indexes["jobs_task_scheduled_uniq"] == (True, ("task_id", "scheduled_at"))
+
+
+@pytest.mark.parametrize("status", ["running", "succeeded", "dead", "cancelled"])
+def test_the_due_keys_are_set_for_a_pending_job_only(status):
+    # The server keeps them (stored generated columns): every writer's status change moves them.
+    job = make_job(make_task(tenant_id="acme", priority=3))
+    assert Job.objects.values_list("pending_priority", "pending_tenant").get(pk=job.pk) == (3, "acme")
+    Job.objects.filter(pk=job.pk).update(status=status)
+    assert Job.objects.values_list("pending_priority", "pending_tenant").get(pk=job.pk) == (None, None)
+    Job.objects.filter(pk=job.pk).update(status="pending", priority=7)
+    assert Job.objects.values_list("pending_priority", "pending_tenant").get(pk=job.pk) == (7, "acme")
+
+
+def test_the_pending_tenant_key_compares_as_tenant_id_does():
+    # Binary and NO PAD, as tenant_id (jobsched_project.tenants): 'acme ' and 'ACME' are other tenants.
+    make_job(make_task(tenant_id="acme"))
+    for other in ("acme ", "ACME", "acmé"):
+        assert not Job.objects.filter(pending_tenant=other).exists()
+    assert Job.objects.filter(pending_tenant="acme").count() == 1
 
 
 def test_tasks_has_the_scheduler_index_and_the_idempotency_key():

@@ -197,7 +197,7 @@ class _Walk:
             if want <= 0:
                 break
             until = self.passes[0]
-            bound = "" if until is None else "AND tenant_id <= %(until)s"
+            bound = "" if until is None else "AND pending_tenant <= %(until)s"
             self.db.execute(
                 _statement("fair_walk", self.levels, bound=bound),
                 {"after": self.after, "until": until, "limit": want, "lookahead_seconds": self.lookahead_seconds},

@@ -3,14 +3,14 @@
 
 -- name: claim_due_priority_probe
 -- Which priority levels have a due job: one range read of at most one index entry on
--- jobs_claim_idx (status, priority, next_attempt_at) for one level. jobs.queue joins one
+-- jobs_claim_idx (pending_priority, next_attempt_at) for one level (pending_priority is the
+-- priority of a pending job and NULL for any other: jobs.models.Job). jobs.queue joins one
 -- probe per level of tasks.priority.PRIORITIES with UNION ALL, so an empty poll reads one entry
 -- per level: a single ORDER BY priority, next_attempt_at scan walks every future job
 -- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way). No locks.
 SELECT {priority} AS priority
 FROM jobs
-WHERE status = 'pending'
-  AND priority = {priority}
+WHERE pending_priority = {priority}
   AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 LIMIT 1;
 
@@ -29,8 +29,7 @@ SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
 FROM jobs
-WHERE status = 'pending'
-  AND priority = %(priority)s
+WHERE pending_priority = %(priority)s
   AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
   AND NOT EXISTS (SELECT 1 FROM tenant_limits AS l WHERE l.tenant_id = jobs.tenant_id AND l.paused = 1)
 ORDER BY next_attempt_at
@@ -155,27 +154,26 @@ WHERE j.status = 'running'
 -- name: fair_walk
 -- The walk (no locks): the next tenants with pending jobs after the round-robin cursor, in
 -- tenant order, each with the key of its first due job in its own priority order (NULLs:
--- nothing due). The DISTINCT is a loose index scan on jobs_dlq_idx (tenant_id, status), one dive
--- per tenant; the first due job reads jobs_tenant_due_idx from the tenant's first entry, in index
--- order, until one is due. One statement per chunk of tenants: a UNION ALL of one SELECT per
+-- nothing due). Both read jobs_tenant_due_idx (pending_tenant, priority, next_attempt_at), whose
+-- pending_tenant is the tenant of a pending job and NULL for any other (jobs.models.Job): the
+-- DISTINCT is a loose index scan, one dive per tenant; the first due job reads from the tenant's
+-- first entry, in index order, until one is due. One statement per chunk of tenants: a UNION ALL of one SELECT per
 -- tenant costs MariaDB ~0.5 ms per branch (measured, 500 branches: 280-790 ms against 10-130 ms
--- this way). {bound} is empty, or `AND tenant_id <= %(until)s` for the pass after wrapping around.
--- Both indexes are forced: with statistics taken while a burst was being inserted, MariaDB chose
+-- this way). {bound} is empty, or `AND pending_tenant <= %(until)s` for the pass after wrapping around.
+-- The index is forced: with statistics taken while a burst was being inserted, MariaDB chose
 -- jobs_claim_idx for the first due job (it matches the ORDER BY ... LIMIT 1) and read every due
 -- job of the other tenants before reaching this one's: 4.4 million rows and 2.3 s per walk in
 -- `make bench` (30,000 jobs, 100 tenants), against 100 rows and under 1 ms with the right index.
 SELECT t.tenant_id, j.priority, j.next_attempt_at, j.id
-FROM (SELECT DISTINCT tenant_id
-      FROM jobs FORCE INDEX (jobs_dlq_idx)
-      WHERE status = 'pending'
-        AND tenant_id > %(after)s {bound}
-      ORDER BY tenant_id
+FROM (SELECT DISTINCT pending_tenant AS tenant_id
+      FROM jobs FORCE INDEX (jobs_tenant_due_idx)
+      WHERE pending_tenant > %(after)s {bound}
+      ORDER BY pending_tenant
       LIMIT %(limit)s) AS t
 LEFT JOIN jobs AS j
   ON j.id = (SELECT d.id
              FROM jobs AS d FORCE INDEX (jobs_tenant_due_idx)
-             WHERE d.status = 'pending'
-               AND d.tenant_id = t.tenant_id
+             WHERE d.pending_tenant = t.tenant_id
                AND d.priority IN ({levels})
                AND d.next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
              ORDER BY d.priority, d.next_attempt_at
@@ -195,7 +193,7 @@ GROUP BY tenant_id;
 
 -- name: fair_take_first
 -- Tenants whose share is one job: the first due job the walk found for each, locked by its key
--- in jobs_tenant_due_idx (tenant_id, priority, next_attempt_at, id): point ranges, the same index
+-- in jobs_tenant_due_idx (pending_tenant, priority, next_attempt_at, id): point ranges, the same index
 -- and order as fair_take, so two claims lock a job's index entry before its row, never the other
 -- way round (locking by primary key here deadlocked with the other claim's index scan, measured).
 -- The walk read the keys without locks, so each is checked again: another executor may have
@@ -205,8 +203,7 @@ SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
 FROM jobs FORCE INDEX (jobs_tenant_due_idx)
-WHERE status = 'pending'
-  AND (tenant_id, priority, next_attempt_at, id) IN ({rows})
+WHERE (pending_tenant, priority, next_attempt_at, id) IN ({rows})
   AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 FOR UPDATE SKIP LOCKED;
 
@@ -222,8 +219,7 @@ SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
 FROM jobs FORCE INDEX (jobs_tenant_due_idx)
-WHERE status = 'pending'
-  AND tenant_id = %(tenant_{n})s
+WHERE pending_tenant = %(tenant_{n})s
   AND priority IN ({levels})
   AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 ORDER BY priority, next_attempt_at

@@ -11,8 +11,9 @@ SELECT IF(IS_USED_LOCK(%(name)s) = CONNECTION_ID(), 1, GET_LOCK(%(name)s, 0));
 -- name: stats_queue
 -- One row per figure. Each status count reads at most `cap` entries of an index whose
 -- first column is status (so "at least cap" past it, never a whole-table count); the oldest
--- due pending job is 10 index dives (the claim index's loose scan, one per priority);
--- expired leases read the reconciler's index.
+-- due pending job is 10 index dives (the claim index's loose scan, one per priority: its
+-- pending_priority is NULL for every job not pending); expired leases read the running jobs'
+-- range of jobs_archiver_idx (the executors' slots bound it) and each one's lease.
 SELECT 'pending' AS figure, (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'pending' LIMIT %(cap)s) AS c)
 UNION ALL
 SELECT 'running', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'running' LIMIT %(cap)s) AS c)
@@ -23,13 +24,14 @@ SELECT 'dead', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'dead' L
 UNION ALL
 SELECT 'expired_leases', (
     SELECT COUNT(*) FROM (
-        SELECT 1 FROM jobs WHERE status = 'running' AND lease_expires_at < NOW(3) LIMIT %(cap)s
+        SELECT 1 FROM jobs FORCE INDEX (jobs_archiver_idx)
+        WHERE status = 'running' AND lease_expires_at < NOW(3) LIMIT %(cap)s
     ) AS c
 )
 UNION ALL
 SELECT 'oldest_due_pending_ms', (
     SELECT GREATEST(0, COALESCE(TIMESTAMPDIFF(MICROSECOND, MIN(p.oldest), NOW(3)) DIV 1000, 0))
-    FROM (SELECT MIN(next_attempt_at) AS oldest FROM jobs WHERE status = 'pending' GROUP BY priority) AS p
+    FROM (SELECT MIN(next_attempt_at) AS oldest FROM jobs WHERE pending_priority IS NOT NULL GROUP BY pending_priority) AS p
 );
 
 -- name: stats_dead_by_tenant

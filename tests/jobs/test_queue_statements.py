@@ -22,7 +22,7 @@ def test_every_statement_takes_named_parameters_only():
 
 def test_the_probe_reads_each_priority_level_once_in_order():
     probe = QUERIES["claim_due_priorities"]
-    levels = [int(level) for level in re.findall(r"AND priority = (\d+)", probe)]
+    levels = [int(level) for level in re.findall(r"WHERE pending_priority = (\d+)", probe)]
     assert levels == list(PRIORITIES)
     assert probe.count("UNION ALL") == len(PRIORITIES) - 1
     assert probe.count("%(lookahead_seconds)s") == len(PRIORITIES)

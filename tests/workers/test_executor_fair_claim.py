@@ -228,6 +228,6 @@ def test_the_walk_reads_a_few_entries_per_tenant_through_the_forced_indexes():
             "ANALYZE FORMAT=JSON " + query, {"after": "", "until": None, "limit": 64, "lookahead_seconds": 1}
         )
         reads = _tables_read(json.loads(cursor.fetchone()[0]))
-    assert {key for key, _ in reads} >= {"jobs_dlq_idx", "jobs_tenant_due_idx"}
-    assert "jobs_claim_idx" not in {key for key, _ in reads}
+    assert "jobs_tenant_due_idx" in {key for key, _ in reads}
+    assert not {key for key, _ in reads} & {"jobs_claim_idx", "jobs_dlq_idx"}
     assert sum(rows for _, rows in reads) < 50  # 4 tenants, 800 due jobs
