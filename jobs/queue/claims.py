@@ -40,10 +40,10 @@ logger = logging.getLogger(__name__)
 _CURSOR = TenantCursor()  # this process's round-robin position (the claim runs on one thread)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: its __init__ would set each field through object.__setattr__ (2x, per job)
 class ClaimedJob:
     """What firing a claimed job needs: the request snapshot and the fence (not the job record:
-    no result yet, and the headers, body and secret the history never keeps)."""
+    no result yet, and the headers, body and secret the history never keeps). Never changed once built."""
 
     id: uuid.UUID
     tenant_id: str
@@ -86,7 +86,6 @@ def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
         secret_ref,
         db_now,
     ) = row
-    next_attempt_at = _utc(next_attempt_at)
     return ClaimedJob(
         id=uuid.UUID(bytes=bytes(job_id)),
         tenant_id=tenant_id,
@@ -94,7 +93,7 @@ def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
         scheduled_at=_utc(scheduled_at),
         attempt=attempt + 1,  # locked since the SELECT, so this is what the UPDATE's attempt + 1 wrote
         max_attempts=max_attempts,
-        next_attempt_at=next_attempt_at,
+        next_attempt_at=_utc(next_attempt_at),
         timeout_seconds=timeout,
         backoff_base_seconds=backoff_base,
         method=method,
@@ -102,7 +101,8 @@ def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
         headers=json.loads(headers) if isinstance(headers, str | bytes) and headers else (headers or {}),
         body=body or "",
         secret_ref=secret_ref or None,
-        due_in=(next_attempt_at - _utc(db_now)).total_seconds(),
+        # Both from the same row of the driver, so both naive (or both aware): no zone needed to subtract.
+        due_in=(next_attempt_at - db_now).total_seconds(),
     )
 
 

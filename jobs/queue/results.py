@@ -33,7 +33,7 @@ class Outcome(enum.StrEnum):
     DEAD = "dead"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: its __init__ would set each field through object.__setattr__ (2x, per job)
 class JobResult:
     job_id: uuid.UUID
     attempt: int

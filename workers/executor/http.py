@@ -66,7 +66,7 @@ _NO_REQUEST_INFO = RequestInfo(URL(), "", CIMultiDictProxy(CIMultiDict()), URL()
 __all__ = ["REDACTED", "Delivery", "DeliveryClient"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: its __init__ would set each field through object.__setattr__ (2x, per call)
 class Delivery:
     """What one attempt got: a status (any, 3xx included), or an error text."""
 
