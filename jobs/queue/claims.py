@@ -252,7 +252,8 @@ def _take(
     if by_id:
         values = {"lookahead_seconds": lookahead_seconds}
         columns = ("tenant_id", "priority", "next_attempt_at", "id")
-        db.execute(*STATEMENTS["fair_take_first"].bind(values, by_id, columns=columns))
+        # Rendered with our literals (statements.literal): a key per tenant, its time and id quoted cheaply.
+        db.execute(STATEMENTS["fair_take_first"].render(connection.connection, values, by_id, columns=columns))
         rows.extend(db.fetchall())
     if by_branch:
         branch = _statement("fair_take", levels)
