@@ -76,14 +76,14 @@ class Delivery:
     retry_after: str | None = None  # the response's Retry-After header, as sent
 
 
-def delivery_headers(
+def attempt_headers(
     job: ClaimedJob,
     secrets: SecretsProvider | None,
     signing: SigningKeys | None = None,
     *,
     sent_at: datetime | None = None,
-) -> CIMultiDict[str]:
-    """The task's headers plus ours (`tasks.headers.DELIVERY_HEADERS`); ours win on a clash, which the API refuses."""
+) -> dict[str, str]:
+    """Our headers for this attempt (`tasks.headers.DELIVERY_HEADERS`), the secret and signature included."""
     secret = None
     if job.secret_ref:
         if secrets is None:
@@ -92,19 +92,28 @@ def delivery_headers(
         secret = secrets.get(job.tenant_id, job.secret_ref)
     # Loaded with the claimed batch (SigningKeys.refresh): no query here.
     keys = signing.keys_for(job.tenant_id) if signing is not None else ()
-    headers: CIMultiDict[str] = CIMultiDict(job.headers)
-    headers.update(
-        our_headers(
-            job_id=str(job.id),
-            scheduled_at=job.scheduled_at,
-            attempt=job.attempt,
-            sent_at=sent_at or datetime.now(UTC),
-            timeout_seconds=job.timeout_seconds,
-            secret=secret,
-            signing_keys=keys,
-            body=job.body.encode() if keys else b"",  # only a signature reads it
-        )
+    return our_headers(
+        job_id=str(job.id),
+        scheduled_at=job.scheduled_at,
+        attempt=job.attempt,
+        sent_at=sent_at or datetime.now(UTC),
+        timeout_seconds=job.timeout_seconds,
+        secret=secret,
+        signing_keys=keys,
+        body=job.body.encode() if keys else b"",  # only a signature reads it
     )
+
+
+def delivery_headers(
+    job: ClaimedJob,
+    secrets: SecretsProvider | None,
+    signing: SigningKeys | None = None,
+    *,
+    sent_at: datetime | None = None,
+) -> CIMultiDict[str]:
+    """The task's headers plus ours (`attempt_headers`); ours win on a clash, which the API refuses."""
+    headers: CIMultiDict[str] = CIMultiDict(job.headers)
+    headers.update(attempt_headers(job, secrets, signing, sent_at=sent_at))
     return headers
 
 
@@ -331,7 +340,7 @@ class DeliveryClient:
     async def send(self, job: ClaimedJob) -> Delivery:
         """Make the job's call once; never raises for anything the endpoint or network does."""
         try:
-            headers = delivery_headers(job, self._secrets, self.signing)
+            ours = attempt_headers(job, self._secrets, self.signing)
         except SigningUnavailable:
             logger.warning("signing keys unavailable", extra={"event": "signing_unavailable", "job_id": str(job.id)})
             return Delivery(error=ERROR_SIGNING)
@@ -355,11 +364,13 @@ class DeliveryClient:
             )
             return Delivery(error=GENERIC_MESSAGE)
         content = job.body.encode() if job.body else None
-        secret = headers.get(SECRET_HEADER) if job.secret_ref else None
+        secret = ours.get(SECRET_HEADER) if job.secret_ref else None
         try:
             if self.engine == "aiohttp":
-                delivery = await self._send_aiohttp(job, headers, content, secret)
+                delivery = await self._send_aiohttp(job, ours, content, secret)
             else:
+                headers: CIMultiDict[str] = CIMultiDict(job.headers)
+                headers.update(ours)
                 async with asyncio.timeout(job.timeout_seconds):
                     delivery = await self._send_httpx(job, headers, content, secret)
         except (EgressDenied, httpx.HTTPError, aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
@@ -406,7 +417,7 @@ class DeliveryClient:
         return request
 
     async def _send_aiohttp(
-        self, job: ClaimedJob, headers: CIMultiDict[str], content: bytes | None, secret: str | None
+        self, job: ClaimedJob, ours: dict[str, str], content: bytes | None, secret: str | None
     ) -> Delivery:
         """The call on a connection of aiohttp's pool: our head and body in one write, aiohttp's parser reads.
 
@@ -421,7 +432,7 @@ class DeliveryClient:
         connector = session.connector
         assert connector is not None
         url = parse_url(job.url)
-        head = request_head(job.method, url, headers, None if content is None else len(content))
+        head = request_head(job.method, url, job.headers, ours, None if content is None else len(content))
         message = head + content if content is not None else head
         pool_request = self._pool_request(session, url.origin())
         window = window_bytes(secret, self._body_limit)

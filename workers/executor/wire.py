@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from multidict import CIMultiDict
 from yarl import URL
 
 # Methods that carry no Content-Length without a body (aiohttp's rule: every other one sends 0).
@@ -41,27 +40,44 @@ def _request_line(method: str, url: URL) -> str:
     return f"{method} {url.raw_path_qs} HTTP/1.1\r\nHost: {url.host_port_subcomponent}\r\n"
 
 
-def request_head(method: str, url: URL, headers: Mapping[str, str], body_length: int | None) -> bytes:
+@functools.lru_cache(maxsize=256)
+def _lowered(names: tuple[str, ...]) -> frozenset[str]:
+    """Our headers' names, lower-cased, once per set of names (they are constants: a few sets in all)."""
+    return frozenset(name.lower() for name in names)
+
+
+def request_head(
+    method: str, url: URL, headers: Mapping[str, str], ours: Mapping[str, str], body_length: int | None
+) -> bytes:
     """The request's head, up to and including the blank line; ValueError for a header that could inject.
 
-    `headers` is case-insensitive (a CIMultiDict): the task's headers with ours applied over them.
+    `headers` are the task's, `ours` the attempt's (`jobs.delivery.our_headers`): ours win on a
+    clash of names in any case (the API refuses one), as a CIMultiDict's update would decide.
     `body_length` None means no body.
     """
-    if any(name in headers for name in FRAMING):
-        headers = CIMultiDict((name, value) for name, value in headers.items() if name.lower() not in _FRAMING_LOWER)
-    lines = "".join([f"{name}: {value}\r\n" for name, value in headers.items()])
+    ours_lower = _lowered(tuple(ours))
+    seen: set[str] = set()
+    lines = []
+    for name, value in headers.items():
+        lower = name.lower()
+        if lower in ours_lower or lower in _FRAMING_LOWER:
+            continue
+        seen.add(lower)
+        lines.append(f"{name}: {value}\r\n")
+    lines.extend([f"{name}: {value}\r\n" for name, value in ours.items()])
+    text = "".join(lines)
     # One check of the joined lines, not one per name and value: each line ends with the only CR LF it may hold.
-    if lines.count("\n") != len(headers) or lines.count("\r") != len(headers) or "\x00" in lines:
+    if text.count("\n") != len(lines) or text.count("\r") != len(lines) or "\x00" in text:
         raise ValueError("a header name or value that would break the request")
-    parts = [_request_line(method, url), lines]
+    parts = [_request_line(method, url), text]
     # As aiohttp's client asks (no brotli or zstd decoder installed: only what it can decode).
-    if "Accept" not in headers:
+    if "accept" not in seen:
         parts.append("Accept: */*\r\n")
-    if "Accept-Encoding" not in headers:
+    if "accept-encoding" not in seen:
         parts.append("Accept-Encoding: gzip, deflate\r\n")
     if body_length is not None:
         parts.append(f"Content-Length: {body_length}\r\n")
-        if "Content-Type" not in headers:
+        if "content-type" not in seen:
             parts.append("Content-Type: application/octet-stream\r\n")
     elif method not in NO_LENGTH_METHODS:
         parts.append("Content-Length: 0\r\n")
