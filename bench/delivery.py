@@ -1,6 +1,6 @@
 """The executor's HTTP path alone: CPU per call for each engine and event loop, interleaved runs.
 
-    python -m bench.delivery [--calls 20000] [--concurrency 500] [--repeat 3]
+    python -m bench.delivery [--calls 20000] [--concurrency 500] [--repeat 3] [--only aiohttp+asyncio,...]
 
 Each run is a fresh process that sends `--calls` jobs through the executor's
 own `DeliveryClient` (the dial-time egress check included) to bench/receiver.py,
@@ -101,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=500)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out-dir", default=str(ROOT / ".bench"))
+    parser.add_argument(
+        "--only", default="", help="comma-separated engine+loop names to run (default all), e.g. aiohttp+asyncio"
+    )
     parser.add_argument("--child", nargs=4, metavar=("ENGINE", "LOOP", "URL", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -110,14 +113,18 @@ def main(argv: list[str] | None = None) -> int:
     receiver = subprocess.Popen(
         [sys.executable, "-u", "-m", "bench.receiver", "--port", "0"], stdout=subprocess.PIPE, text=True, cwd=ROOT
     )
-    runs: dict[str, list[dict[str, float]]] = {f"{engine}+{loop}": [] for engine, loop in COMBINATIONS}
+    only = {name for name in args.only.split(",") if name}
+    combinations = [(engine, loop) for engine, loop in COMBINATIONS if not only or f"{engine}+{loop}" in only]
+    if not combinations:
+        parser.error(f"--only: none of {sorted(only)} is one of {[f'{e}+{lp}' for e, lp in COMBINATIONS]}")
+    runs: dict[str, list[dict[str, float]]] = {f"{engine}+{loop}": [] for engine, loop in combinations}
     load_before = os.getloadavg()
     try:
         assert receiver.stdout is not None
         port = int(receiver.stdout.readline())
         url = f"http://127.0.0.1:{port}/hook"
         for round_number in range(args.repeat):
-            for engine, loop_name in COMBINATIONS:
+            for engine, loop_name in combinations:
                 done = subprocess.run(
                     [
                         *(sys.executable, "-m", "bench.delivery", "--calls", str(args.calls)),

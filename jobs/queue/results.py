@@ -33,7 +33,7 @@ class Outcome(enum.StrEnum):
     DEAD = "dead"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: its __init__ would set each field through object.__setattr__ (2x, per job)
 class JobResult:
     job_id: uuid.UUID
     attempt: int
@@ -72,13 +72,14 @@ class WriteReport:
 _LAST_RUN_OUTCOME = {Outcome.SUCCEEDED: health.SUCCEEDED, Outcome.RETRY: health.RETRYING, Outcome.DEAD: health.DEAD}
 
 
-def _task_attempts(written: list[JobResult], locked: dict[uuid.UUID, tuple]) -> list[task_health.TaskAttempt]:
+def _task_attempts(written: list[JobResult], locked: dict[bytes, tuple]) -> list[task_health.TaskAttempt]:
     """The written results as their tasks' attempts, in batch order (the task health write's rows)."""
     attempts = []
     for result in written:
-        _, _, task_id, scheduled_at, tenant_id = locked[result.job_id]
+        job_id = result.job_id.bytes
+        _, _, task_id, scheduled_at, tenant_id = locked[job_id]
         outcome = _LAST_RUN_OUTCOME[result.outcome]
-        attempt = health.Attempt(result.job_id.bytes, scheduled_at, outcome, result.http_status)
+        attempt = health.Attempt(job_id, scheduled_at, outcome, result.http_status)
         attempts.append((bytes(task_id), tenant_id, attempt))
     return attempts
 
@@ -99,14 +100,16 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
         # Rendered with our literals (statements.literal): the driver's quoting was the batch's hottest Python.
         db = connection.connection
         cursor.execute(STATEMENTS["result_lock_fenced"].render(db, {"worker_id": worker_id}, ids))
-        locked = {uuid.UUID(bytes=bytes(row[0])): row for row in cursor.fetchall()}
+        # Keyed by the id's bytes, as read: no UUID built per row.
+        locked = {bytes(row[0]): row for row in cursor.fetchall()}
         fenced = {job_id: row[1] for job_id, row in locked.items()}
         for result in results:
             # attempt is the fencing token: a row held under another attempt is not ours. A batch can
             # hold two results for one job (an old claim's, late, and the re-claim's): only the
             # current attempt's is written, once; pop so no other result can match that row.
-            if fenced.get(result.job_id) == result.attempt:
-                fenced.pop(result.job_id)
+            job_id = result.job_id.bytes
+            if fenced.get(job_id) == result.attempt:
+                fenced.pop(job_id)
                 report.written.append(result)
             else:
                 report.dropped.append(result)

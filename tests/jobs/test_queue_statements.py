@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
 
-from jobs.queue.statements import QUERIES, STATEMENTS, Statement
+from jobs.queue.statements import QUERIES, STATEMENTS, Statement, literal
 from jobsched_project.records import STORED_FIELDS
 from tasks.priority import PRIORITIES
 
@@ -90,3 +90,22 @@ def test_a_rendered_statement_reads_back_every_value_as_the_drivers_binding_does
     assert rendered == bound
     assert [row[:3] for row in rendered] == [row[:3] for row in rows]
     assert rendered[0][-1] == "5%"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "value",
+    [
+        datetime(2027, 1, 1, 9, 0, 0),
+        datetime(2027, 1, 1, 9, 0, 0, 1500),
+        datetime(2027, 1, 1, 9, 0, 0, 999999),
+        datetime(999, 12, 31, 23, 59, 59),
+        datetime(2027, 1, 1, 9, 0, 0, 250000, tzinfo=UTC),  # the driver drops the zone; so do we
+        True,
+        False,
+    ],
+)
+def test_a_datetime_or_a_flag_is_written_as_the_drivers_own_literal(value):
+    connection.ensure_connection()
+    db = connection.connection
+    assert literal(db, value) == db.literal(value).decode(db.encoding)

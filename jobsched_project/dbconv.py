@@ -1,0 +1,35 @@
+"""A faster DATETIME converter for mysqlclient connections, same values.
+
+mysqlclient turns each DATETIME/TIMESTAMP text into a datetime in Python (`DateTime_or_None`:
+slices and seven int() calls, ~2.8 us a value on the 2-core machine); `datetime.fromisoformat`
+parses the same text in C (~0.3 us). The executor's claim reads three per job and its result lock
+one. Anything fromisoformat refuses (MySQL's zero dates '0000-00-00 ...') goes to the driver's own
+converter, so every value comes out as before (naive, as Django's ORM expects).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from MySQLdb.constants import FIELD_TYPE
+from MySQLdb.times import DateTime_or_None
+
+
+def datetime_or_none(text: str) -> datetime | None:
+    """The driver's DATETIME value for `text`, parsed in C when it can be."""
+    if len(text) < 19:  # not 'YYYY-MM-DD hh:mm:ss[.ffffff]': the driver decides (a date, or None)
+        return DateTime_or_None(text)
+    try:
+        return datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return DateTime_or_None(text)
+
+
+def install_fast_datetimes(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """`connection_created` receiver: this connection's DATETIME and TIMESTAMP converters (its own copy)."""
+    if connection.vendor != "mysql":
+        return
+    converter = connection.connection.converter
+    converter[FIELD_TYPE.DATETIME] = datetime_or_none
+    converter[FIELD_TYPE.TIMESTAMP] = datetime_or_none
