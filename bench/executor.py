@@ -135,12 +135,12 @@ class Command(BaseCommand):
 
             deadline = time.monotonic() + options["timeout"]
             while time.monotonic() < deadline:
-                # Index range reads only (claim and reconciler indexes): a scan here would steal the
+                # Index range reads only (the archiver's and the claim's indexes): a scan here would steal the
                 # database's CPU from the executors. The future jobs are a day away.
                 # EXISTS, not COUNT: each poll stops at the first entry instead of reading every left job.
                 cursor.execute(
                     "SELECT EXISTS (SELECT 1 FROM jobs WHERE status = 'running')"
-                    " OR EXISTS (SELECT 1 FROM jobs WHERE status = 'pending' AND priority = 5"
+                    " OR EXISTS (SELECT 1 FROM jobs WHERE pending_priority = 5"
                     " AND next_attempt_at < %s + INTERVAL 1 HOUR)",
                     [due],
                 )

@@ -18,7 +18,9 @@ from MySQLdb.times import DateTime_or_None
 
 def datetime_or_none(text: str) -> datetime | None:
     """The driver's DATETIME value for `text`, parsed in C when it can be."""
-    if len(text) < 19:  # not 'YYYY-MM-DD hh:mm:ss[.ffffff]': the driver decides (a date, or None)
+    # Not 'YYYY-MM-DD hh:mm:ss[.ffffff]' (shorter: a date; longer: 7+ fraction digits, which
+    # fromisoformat takes and the driver refuses): the driver decides.
+    if not 19 <= len(text) <= 26:
         return DateTime_or_None(text)
     try:
         return datetime.fromisoformat(text)

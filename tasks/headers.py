@@ -77,6 +77,11 @@ def is_forbidden(name: str) -> bool:
     return lower in FORBIDDEN or lower.startswith(FORBIDDEN_PREFIXES)
 
 
+def is_header_name(name: str) -> bool:
+    """Whether `name` may be sent as a header name: an RFC 9110 token."""
+    return _TOKEN.fullmatch(name) is not None
+
+
 def is_header_value(value: str) -> bool:
     """Whether `value` may be sent as a header value: one line, visible ASCII, no edge whitespace.
 

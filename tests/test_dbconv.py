@@ -24,6 +24,7 @@ from jobsched_project.dbconv import datetime_or_none
         "0000-00-00 00:00:00",  # MySQL's zero date: None
         "2026-02-30 00:00:00",  # no such day: None
         "2026-12-01",  # a DATE's text: the driver's date
+        "2026-12-01 17:27:08.1234567",  # seven fraction digits: fromisoformat takes them, the driver refuses
         "",
     ],
 )

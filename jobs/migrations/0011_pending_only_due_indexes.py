@@ -3,11 +3,42 @@
 # The two due indexes key on stored columns that hold a value for pending jobs only
 # (jobs.models.Job.pending_priority, pending_tenant), so a result no longer rewrites them, and
 # jobs_reconciler_idx goes: the reconciler reads the running jobs along jobs_archiver_idx.
-# Adding stored columns rebuilds the table (ALTER TABLE ... ADD COLUMN ... STORED): on a big
-# queue, run it with the loops stopped, as every migration of this table.
+# One ALTER TABLE for all of it (the operations below are the model's state only): a stored
+# column cannot be added in place, so the table is copied once, with writes blocked meanwhile,
+# and a failure leaves the old schema whole (MariaDB's DDL is not transactional: as separate
+# statements, a failure after the drops left the table without its due indexes). Stop every
+# loop first and start only the new code after it (the old claim's SQL scans on these indexes).
 
 import jobsched_project.tenants
 from django.db import migrations, models
+
+from jobsched_project.tenants import binary_collation
+
+_PENDING = "CASE WHEN `status` = 'pending' THEN `{column}` ELSE NULL END"
+
+
+def forwards(apps, schema_editor):
+    collation = binary_collation(schema_editor.connection)
+    tenant_type = "varchar(64)" + (f" COLLATE `{collation}`" if collation else "")
+    schema_editor.execute(
+        "ALTER TABLE `jobs`"
+        f" ADD COLUMN `pending_priority` smallint UNSIGNED GENERATED ALWAYS AS ({_PENDING.format(column='priority')}) STORED,"
+        f" ADD COLUMN `pending_tenant` {tenant_type} GENERATED ALWAYS AS ({_PENDING.format(column='tenant_id')}) STORED,"
+        " DROP INDEX `jobs_claim_idx`, DROP INDEX `jobs_reconciler_idx`, DROP INDEX `jobs_tenant_due_idx`,"
+        " ADD INDEX `jobs_claim_idx` (`pending_priority`, `next_attempt_at`),"
+        " ADD INDEX `jobs_tenant_due_idx` (`pending_tenant`, `priority`, `next_attempt_at`)"
+    )
+
+
+def backwards(apps, schema_editor):
+    schema_editor.execute(
+        "ALTER TABLE `jobs`"
+        " DROP INDEX `jobs_claim_idx`, DROP INDEX `jobs_tenant_due_idx`,"
+        " DROP COLUMN `pending_priority`, DROP COLUMN `pending_tenant`,"
+        " ADD INDEX `jobs_claim_idx` (`status`, `priority`, `next_attempt_at`),"
+        " ADD INDEX `jobs_tenant_due_idx` (`status`, `tenant_id`, `priority`, `next_attempt_at`),"
+        " ADD INDEX `jobs_reconciler_idx` (`status`, `lease_expires_at`)"
+    )
 
 
 class Migration(migrations.Migration):
@@ -17,35 +48,42 @@ class Migration(migrations.Migration):
         ('tasks', '0006_tenant_pause'),
     ]
 
+    state_operations = [
+            migrations.RemoveIndex(
+                model_name='job',
+                name='jobs_claim_idx',
+            ),
+            migrations.RemoveIndex(
+                model_name='job',
+                name='jobs_reconciler_idx',
+            ),
+            migrations.RemoveIndex(
+                model_name='job',
+                name='jobs_tenant_due_idx',
+            ),
+            migrations.AddField(
+                model_name='job',
+                name='pending_priority',
+                field=models.GeneratedField(db_persist=True, expression=models.Case(models.When(status='pending', then='priority')), output_field=models.PositiveSmallIntegerField(null=True)),
+            ),
+            migrations.AddField(
+                model_name='job',
+                name='pending_tenant',
+                field=models.GeneratedField(db_persist=True, expression=models.Case(models.When(status='pending', then='tenant_id')), output_field=jobsched_project.tenants.TenantIdField(null=True)),
+            ),
+            migrations.AddIndex(
+                model_name='job',
+                index=models.Index(fields=['pending_priority', 'next_attempt_at'], name='jobs_claim_idx'),
+            ),
+            migrations.AddIndex(
+                model_name='job',
+                index=models.Index(fields=['pending_tenant', 'priority', 'next_attempt_at'], name='jobs_tenant_due_idx'),
+            ),
+        ]
+
     operations = [
-        migrations.RemoveIndex(
-            model_name='job',
-            name='jobs_claim_idx',
-        ),
-        migrations.RemoveIndex(
-            model_name='job',
-            name='jobs_reconciler_idx',
-        ),
-        migrations.RemoveIndex(
-            model_name='job',
-            name='jobs_tenant_due_idx',
-        ),
-        migrations.AddField(
-            model_name='job',
-            name='pending_priority',
-            field=models.GeneratedField(db_persist=True, expression=models.Case(models.When(status='pending', then='priority')), output_field=models.PositiveSmallIntegerField(null=True)),
-        ),
-        migrations.AddField(
-            model_name='job',
-            name='pending_tenant',
-            field=models.GeneratedField(db_persist=True, expression=models.Case(models.When(status='pending', then='tenant_id')), output_field=jobsched_project.tenants.TenantIdField(null=True)),
-        ),
-        migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['pending_priority', 'next_attempt_at'], name='jobs_claim_idx'),
-        ),
-        migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['pending_tenant', 'priority', 'next_attempt_at'], name='jobs_tenant_due_idx'),
+        migrations.SeparateDatabaseAndState(
+            database_operations=[migrations.RunPython(forwards, backwards)],
+            state_operations=state_operations,
         ),
     ]

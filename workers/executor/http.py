@@ -373,7 +373,15 @@ class DeliveryClient:
                 headers.update(ours)
                 async with asyncio.timeout(job.timeout_seconds):
                     delivery = await self._send_httpx(job, headers, content, secret)
-        except (EgressDenied, httpx.HTTPError, aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+        except (
+            EgressDenied,
+            httpx.HTTPError,
+            aiohttp.ClientError,
+            OSError,
+            TimeoutError,
+            ValueError,
+            zlib.error,
+        ) as exc:
             refusal = next((e for e in _causes(exc) if isinstance(e, EgressDenied | DialRefused)), None)
             if refusal is None:
                 return Delivery(error=_describe(exc))
@@ -440,6 +448,13 @@ class DeliveryClient:
         async with asyncio.timeout(job.timeout_seconds):
             while True:
                 connection = await connector.connect(pool_request, [], _timeout(job.timeout_seconds))
+                if connection.protocol is None or connection.protocol.should_close:
+                    # An idle kept-alive connection the server wrote to since (an answer nobody asked
+                    # for, queued by aiohttp's parser), or closed: never read it for this job, which
+                    # may be another tenant's. Closed and not counted as the retry: a fresh dial
+                    # (or the next idle one) follows, within the task's timeout.
+                    connection.close()
+                    continue
                 try:
                     answer = await self._exchange(connection, job.method, message, window)
                 except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError):
