@@ -224,8 +224,8 @@ class Receiver(_ThreadServer):
             await self._runner.cleanup()
 
 
-class ConnectionTrap(_ThreadServer):
-    """A listener that counts connections and closes them at once."""
+class _StreamServer(_ThreadServer):
+    """A raw asyncio stream server; subclasses implement `_on_connect` and count `connections`."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         super().__init__(host, port)
@@ -233,8 +233,7 @@ class ConnectionTrap(_ThreadServer):
         self._server: asyncio.Server | None = None
 
     async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        writer.close()
+        raise NotImplementedError
 
     async def _start(self) -> None:
         self._server = await asyncio.start_server(self._on_connect, self.host, self.port)
@@ -244,6 +243,32 @@ class ConnectionTrap(_ThreadServer):
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+
+
+class ConnectionTrap(_StreamServer):
+    """A listener that counts connections and closes them at once."""
+
+    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        writer.close()
+
+
+class ScriptedServer(_StreamServer):
+    """A TCP server whose handler gets (reader, writer, connection number) and writes what it likes."""
+
+    def __init__(self, handler) -> None:
+        super().__init__()
+        self.handler = handler
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            await self.handler(reader, writer, self.connections)
+        finally:
+            writer.close()
 
 
 def unused_port(host: str = "127.0.0.1") -> int:

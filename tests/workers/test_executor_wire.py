@@ -13,7 +13,7 @@ import contextlib
 
 import pytest
 
-from tests.receivers import Receiver, _ThreadServer
+from tests.receivers import Receiver, ScriptedServer
 from tests.workers import executor_helpers
 from tests.workers.executor_helpers import claimed, each_engine, policy_for
 from workers.executor.http import DeliveryClient
@@ -132,35 +132,6 @@ def test_an_unknown_method_or_a_url_without_a_host_is_refused(method, url):
 
 
 # -- the send, on both engines ------------------------------------------------------------------
-
-
-class ScriptedServer(_ThreadServer):
-    """A TCP server whose handler gets (reader, writer, connection number); it counts the requests read."""
-
-    def __init__(self, handler) -> None:
-        super().__init__()
-        self.handler = handler
-        self.connections = 0
-        self._server: asyncio.Server | None = None
-
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    async def _on_connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            await self.handler(reader, writer, self.connections)
-        finally:
-            writer.close()
-
-    async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._on_connect, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
 
 
 async def _read_request(reader: asyncio.StreamReader) -> bytes:
