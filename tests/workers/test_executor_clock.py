@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tests.workers.executor_helpers import policy_for
 from workers.executor.clock import DRIFT_PER_SECOND, DatabaseClock, epoch_seconds
 from workers.executor.http import DeliveryClient
-from workers.executor.runner import CLAIM_LEAD_SECONDS, Executor, ExecutorConfig
+from workers.executor.runner import CLAIM_JITTER_SECONDS, CLAIM_LEAD_SECONDS, Executor, ExecutorConfig
 
 TRUE_OFFSET = 1_800_000_000.0 - 500.0  # database epoch seconds - local monotonic seconds
 
@@ -143,7 +143,18 @@ def test_an_idle_claim_starts_its_lead_before_a_whole_second_of_the_database_clo
     sleep = executor._idle_seconds()
     assert 0.0 <= sleep <= poll  # never longer than the poll: the claims still cover the lookahead
     wake = world.now + TRUE_OFFSET + sleep + CLAIM_LEAD_SECONDS  # on the database clock
-    assert min(wake % 1.0, 1.0 - wake % 1.0) == pytest.approx(0.0, abs=1e-6)
+    # On a whole second, or up to the jitter after it (drawn per sleep).
+    assert wake % 1.0 <= CLAIM_JITTER_SECONDS + 1e-6 or wake % 1.0 >= 1.0 - 1e-6
+
+
+def test_idle_executors_wake_at_different_moments_within_the_jitter():
+    # Aligned to one instant, two executors' claims met on a capped tenant's limits row each second
+    # and the same one won every time; drawn per sleep, they take turns.
+    world = FakeWorld([(0.0, 0.0)], start=500.25)
+    executor = _idle_executor(world, 1.0)
+    sleeps = [executor._idle_seconds() for _ in range(50)]
+    assert len(set(sleeps)) > 1
+    assert max(sleeps) - min(sleeps) <= CLAIM_JITTER_SECONDS
 
 
 def test_a_poll_shorter_than_a_second_is_not_aligned():

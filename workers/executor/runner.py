@@ -35,6 +35,7 @@ import contextlib
 import functools
 import logging
 import os
+import random
 import resource
 import signal
 import socket
@@ -74,6 +75,7 @@ RESULT_FLUSH_RESERVE_SECONDS = 5.0
 MAX_LATENESS_SAMPLES = 100_000
 FIRE_SLICE = 8  # calls started per turn of the event loop when a burst is due (see _start_deliveries)
 CLAIM_LEAD_SECONDS = 0.9  # an idle claim starts this long before a whole second (see _idle_seconds)
+CLAIM_JITTER_SECONDS = 0.1  # ... plus up to this much, drawn per sleep (see _idle_seconds)
 WARM_MIN_SECONDS = 0.02  # a group due sooner is not warmed: its calls would race the warm-up's dials
 
 
@@ -399,7 +401,11 @@ class Executor:
         if poll < 1.0 or self.clock.reading is None:
             return poll
         shift = (self.clock.database_time() + poll + CLAIM_LEAD_SECONDS) % 1.0
-        return poll - shift
+        # Drawn per sleep: aligned to the same instant, every idle executor claimed at once, and the
+        # one whose claim locked a capped tenant's limits first took its whole headroom every second
+        # (the others counted it full): one executor ran all of that tenant's jobs. With 0-0.1 s
+        # more, they take turns at random, and the claim still starts 0.8 s or more ahead.
+        return min(poll, poll - shift + random.uniform(0.0, CLAIM_JITTER_SECONDS))
 
     def _claim_and_load_secrets(self, **claim: Any) -> list[ClaimedJob]:
         """Claim (committed), then resolve the batch's secrets and signing keys on the same thread, not per job."""
