@@ -239,37 +239,6 @@ def test_each_job_is_sent_with_its_own_tenants_secret_and_never_another_tenants(
     assert Job.objects.get(id=foreign).error == Job.objects.get(id=missing).error  # the same answer
 
 
-def test_a_claim_that_comes_back_half_full_is_followed_by_another_without_the_idle_sleep(receiver, monkeypatch):
-    # The first claim gets 6 of its 10 free slots (as when another executor holds the rest locked):
-    # a burst still going, so the executor claims the other 4 as soon as slots free, not a poll later
-    # (the poll is 30 s here: an idle sleep after the first claim would outlast the wait below).
-    from jobs.queue import claims as queue_claims
-
-    calls: list[int] = []
-    idle_after: list[int] = []
-
-    def short_first_claim(**kwargs):
-        calls.append(kwargs["limit"])
-        if len(calls) == 1:
-            kwargs["limit"] = 6
-        return queue_claims.claim_due(**kwargs)
-
-    def idle_seconds(self):
-        idle_after.append(len(calls))
-        return 30.0
-
-    monkeypatch.setattr("workers.executor.runner.claim_due", short_first_claim)
-    monkeypatch.setattr(Executor, "_idle_seconds", idle_seconds)
-    jobs = bulk_jobs(10, url=receiver.url("/hook"), next_attempt_at=db_now())
-    running = Running(receiver, concurrency=10, poll_seconds=30.0)
-    try:
-        wait_until(lambda: Job.objects.filter(id__in=jobs, status=JobStatus.SUCCEEDED).count() == 10, timeout=20)
-    finally:
-        running.stop()
-    assert len(calls) >= 2 and calls[0] == 10
-    assert 1 not in idle_after  # no idle sleep after the half-full claim
-
-
 def test_the_executor_claims_again_only_once_half_of_its_slots_are_free():
     # Each claim walks the tenants and takes per tenant once: fewer, bigger claims cost the database less per job.
     assert ExecutorConfig(worker_id="w", concurrency=500).claim_min == 250

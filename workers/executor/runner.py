@@ -379,13 +379,7 @@ class Executor:
             if len(jobs) < free:
                 if config.once:
                     return  # everything due within the lookahead is claimed
-                # Half full or more is a burst still going: a few of its jobs were locked by another
-                # executor's claim (SKIP LOCKED) or held back by a cap. Round again (the loop waits for
-                # free slots as usual): the idle sleep left this executor's slots empty for up to a poll
-                # while jobs were due (0.9 s near the end of a 30,000-job burst, measured). Each such
-                # claim fills at least half of what was free, so this never spins.
-                if len(jobs) * 2 < free:
-                    await self._sleep(self._idle_seconds())  # nothing more is due within the lookahead
+                await self._sleep(self._idle_seconds())  # nothing more is due within the lookahead
 
     def _idle_seconds(self) -> float:
         """The idle sleep: the poll interval, cut short so the next claim starts CLAIM_LEAD_SECONDS
