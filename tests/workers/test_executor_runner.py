@@ -119,7 +119,9 @@ def test_parked_jobs_connections_are_opened_ahead_never_more_than_one_per_job(re
         wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 30)
     finally:
         running.stop()
-    assert 1 <= running.totals.warmed <= 30  # some were opened ahead (0 fails), never more than one per job
+    # At least one opened ahead (0 fails: no warming), never more than one per job (31+ fails). Not exactly
+    # 30: a dial still under way at the second is given up by design (DeliveryClient.warm), as under load.
+    assert 1 <= running.totals.warmed <= 30
     assert receiver.connections <= 30
     keys = [request.headers["Idempotency-Key"] for request in receiver.received("/warmed")]
     assert sorted(keys) == sorted(str(job_id) for job_id in ids)
