@@ -28,7 +28,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMBINATIONS = (("aiohttp", "uvloop"), ("aiohttp", "asyncio"), ("httpx", "uvloop"), ("httpx", "asyncio"))
+COMBINATIONS = (
+    ("httptools", "asyncio"),
+    ("httptools", "uvloop"),
+    ("aiohttp", "uvloop"),
+    ("aiohttp", "asyncio"),
+    ("httpx", "uvloop"),
+    ("httpx", "asyncio"),
+)
 
 
 def _one_run(engine: str, loop_name: str, calls: int, concurrency: int, url: str, port: int) -> dict[str, float]:

@@ -239,11 +239,12 @@ def test_a_header_that_would_inject_another_fails_the_attempt_and_sends_nothing(
     assert received == []
 
 
-def test_an_answer_nobody_asked_for_on_an_idle_connection_never_reaches_the_next_call():
+@pytest.mark.parametrize("engine", ["httptools", "aiohttp"])
+def test_an_answer_nobody_asked_for_on_an_idle_connection_never_reaches_the_next_call(engine):
     # The server answers, then writes a second answer while the connection sits idle in the pool
     # (a desynchronised server): the next call, maybe another tenant's, gets its own answer.
-    # The aiohttp engine only (the default): the httpx engine goes through aiohttp's
-    # ClientSession.request, whose pool hands such a connection out (README, run_executor, Call).
+    # Not the httpx engine: it goes through aiohttp's ClientSession.request, whose pool hands
+    # such a connection out (README, run_executor, Call).
     requests: list[bytes] = []
 
     async def handler(reader, writer, _):
@@ -259,7 +260,7 @@ def test_an_answer_nobody_asked_for_on_an_idle_connection_never_reaches_the_next
             await writer.drain()
 
     async def main(server):
-        client = DeliveryClient(engine="aiohttp", policy=policy_for(f"127.0.0.1:{server.port}"))
+        client = DeliveryClient(engine=engine, policy=policy_for(f"127.0.0.1:{server.port}"))
         try:
             first = await client.send(claimed(server.url("/a"), method="GET", tenant_id="tenant-a"))
             await asyncio.sleep(0.2)  # the unsolicited answer arrives while the connection is idle

@@ -1,0 +1,253 @@
+"""The httptools engine's own pool (workers.executor.connections), against real servers on 127.0.0.1.
+
+What the engine-wide tests (test_executor_http, test_executor_wire, test_dialer) cannot show:
+how many connections the pool opens and keeps, its limit under concurrent calls, a call that
+times out while waiting for room, HEAD answers, and TLS verified against the URL's host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import ipaddress
+import ssl
+import threading
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from tests.receivers import ScriptedServer
+from tests.workers.executor_helpers import claimed, policy_for
+from workers.executor.http import ERROR_CONNECTION, ERROR_TIMEOUT, DeliveryClient
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+async def _read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next(
+        (int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
+    )
+    return head + await reader.readexactly(length)
+
+
+def _serve_forever(answer=OK, delay: float = 0.0, opened: list[int] | None = None):
+    """A handler answering every request on the connection, after `delay`; `opened` tracks connections open now."""
+    lock = threading.Lock()
+
+    async def handler(reader, writer, _):
+        if opened is not None:
+            with lock:
+                opened[0] += 1
+                opened[1] = max(opened[1], opened[0])
+        try:
+            while True:
+                try:
+                    request = await _read_request(reader)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                if delay:
+                    await asyncio.sleep(delay)
+                writer.write(answer(request) if callable(answer) else answer)
+                await writer.drain()
+        finally:
+            if opened is not None:
+                with lock:
+                    opened[0] -= 1
+
+    return handler
+
+
+def _run(main):
+    return asyncio.run(main())
+
+
+def test_one_kept_alive_connection_carries_calls_made_one_after_the_other():
+    with ScriptedServer(_serve_forever()) as server:
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            try:
+                return [await client.send(claimed(server.url(f"/{n}"))) for n in range(5)]
+            finally:
+                await client.aclose()
+
+        deliveries = _run(main)
+        assert server.connections == 1
+    assert [d.http_status for d in deliveries] == [200] * 5
+    assert {d.response_body for d in deliveries} == {"ok"}
+
+
+def test_concurrent_calls_never_hold_more_connections_than_the_limit():
+    opened = [0, 0]  # now, most at once
+    with ScriptedServer(_serve_forever(delay=0.05, opened=opened)) as server:
+
+        async def main():
+            client = DeliveryClient(
+                engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"), max_connections=2
+            )
+            try:
+                return await asyncio.gather(*(client.send(claimed(server.url(f"/{n}"))) for n in range(8)))
+            finally:
+                await client.aclose()
+
+        deliveries = _run(main)
+        assert server.connections == 2
+    assert [d.http_status for d in deliveries] == [200] * 8
+    assert opened[1] == 2
+
+
+def test_a_call_that_times_out_while_the_pool_is_full_leaves_the_room_to_the_next():
+    async def handler(reader, writer, _):
+        while True:
+            try:
+                request = await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            if b" /slow " in request:
+                await asyncio.sleep(10)  # never answered within any timeout here
+            writer.write(OK)
+            await writer.drain()
+
+    with ScriptedServer(handler) as server:
+
+        async def main():
+            client = DeliveryClient(
+                engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"), max_connections=1
+            )
+            try:
+                slow = asyncio.ensure_future(client.send(claimed(server.url("/slow"), timeout_seconds=2)))
+                await asyncio.sleep(0.1)
+                # Both wait for the one connection: the second's wait times out (at 1.1 s) before the slow
+                # call's (at 2 s), and the third, still waiting then, gets the room.
+                starved = asyncio.ensure_future(client.send(claimed(server.url("/a"), timeout_seconds=1)))
+                patient = asyncio.ensure_future(client.send(claimed(server.url("/b"), timeout_seconds=4)))
+                return await asyncio.gather(slow, starved, patient)
+            finally:
+                await client.aclose()
+
+        slow, starved, patient = _run(main)
+    assert slow.error == ERROR_TIMEOUT
+    assert starved.error == ERROR_TIMEOUT
+    assert patient.http_status == 200
+
+
+def test_a_head_answer_ends_at_its_head_and_its_connection_is_not_kept():
+    # A HEAD's answer carries the Content-Length of the body it does not send.
+    with ScriptedServer(_serve_forever(answer=b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")) as server:
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            try:
+                return [await client.send(claimed(server.url("/h"), method="HEAD")) for _ in range(2)]
+            finally:
+                await client.aclose()
+
+        deliveries = _run(main)
+        assert server.connections == 2
+    assert [(d.http_status, d.response_body, d.error) for d in deliveries] == [(200, "", None)] * 2
+
+
+def test_a_second_answer_sent_with_the_first_is_never_read_and_the_connection_is_dropped():
+    doubled = OK + b"HTTP/1.1 201 Created\r\nContent-Length: 12\r\n\r\nFOR-TENANT-B"
+    with ScriptedServer(_serve_forever(answer=doubled)) as server:
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            try:
+                return [await client.send(claimed(server.url(f"/{n}"), method="GET")) for n in range(2)]
+            finally:
+                await client.aclose()
+
+        deliveries = _run(main)
+        assert server.connections == 2
+    assert [(d.http_status, d.response_body) for d in deliveries] == [(200, "ok")] * 2
+
+
+def test_a_retry_after_header_is_reported_as_sent():
+    answer = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n"
+    with ScriptedServer(_serve_forever(answer=answer)) as server:
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            try:
+                return await client.send(claimed(server.url("/")))
+            finally:
+                await client.aclose()
+
+        delivery = _run(main)
+    assert (delivery.http_status, delivery.retry_after) == (503, "120")
+
+
+# -- TLS ----------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory):
+    """A self-signed certificate for 127.0.0.1 (an IP SAN, as a URL's literal host is checked)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "jobsched test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    directory = tmp_path_factory.mktemp("tls")
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_path, key_path
+
+
+class TLSServer(ScriptedServer):
+    def __init__(self, handler, cert_path, key_path) -> None:
+        super().__init__(handler)
+        self._context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self._context.load_cert_chain(cert_path, key_path)
+
+    def url(self, path: str = "/") -> str:
+        return f"https://127.0.0.1:{self.port}{path}"
+
+    async def _start(self) -> None:
+        self._server = await asyncio.start_server(self._on_connect, self.host, self.port, ssl=self._context)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+
+def _send_tls(server: TLSServer, context: ssl.SSLContext | None):
+    async def main():
+        client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"), ssl_context=context)
+        try:
+            return [await client.send(claimed(server.url(f"/{n}"))) for n in range(2)]
+        finally:
+            await client.aclose()
+
+    return _run(main)
+
+
+def test_https_is_verified_against_the_trusted_certificates(certificate):
+    cert_path, key_path = certificate
+    trusted = ssl.create_default_context(cafile=str(cert_path))
+    with TLSServer(_serve_forever(), cert_path, key_path) as server:
+        deliveries = _send_tls(server, trusted)
+        assert server.connections == 1  # kept alive over TLS too
+    assert [(d.http_status, d.response_body) for d in deliveries] == [(200, "ok")] * 2
+
+
+def test_https_to_a_certificate_nobody_trusts_fails_as_a_connection_error(certificate):
+    cert_path, key_path = certificate
+    with TLSServer(_serve_forever(), cert_path, key_path) as server:
+        deliveries = _send_tls(server, None)  # the system's trust store: a self-signed certificate fails
+    assert [(d.http_status, d.error) for d in deliveries] == [(None, ERROR_CONNECTION)] * 2
