@@ -63,11 +63,14 @@ def test_scheduler_once_creates_the_due_job_and_exits_zero():
     assert Job.objects.filter(task_id=task.id).count() == 1
 
 
-def test_executor_once_fires_what_is_due_waits_for_the_results_and_exits_zero(receiver):
+@pytest.mark.parametrize(("options", "loop"), [((), "uvloop.Loop"), (("--event-loop", "asyncio"), "asyncio.")])
+def test_executor_once_fires_what_is_due_waits_for_the_results_and_exits_zero(receiver, options, loop):
     ids = bulk_jobs(5, url=receiver.url("/slow/0.5"), next_attempt_at=db_now())
     later = bulk_jobs(1, url=receiver.url("/later"), next_attempt_at=db_now() + dt.timedelta(minutes=10))
-    done = run_once("run_executor", "--idle-seconds", "0.5", EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
+    done = run_once("run_executor", "--idle-seconds", "0.5", *options, EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
     assert done.returncode == 0, done.stderr
+    (line,) = [line for line in (done.stdout + done.stderr).splitlines() if "event_loop" in line]
+    assert loop in line  # the default is uvloop's loop; --event-loop asyncio the standard one
     # Every result was written before the exit: nothing is left running for the reconciler.
     assert Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 5
     assert len(receiver.received("/slow/0.5")) == 5
