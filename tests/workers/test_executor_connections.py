@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import datetime
 import ipaddress
+import socket
 import ssl
+import struct
 import threading
 
 import pytest
@@ -251,3 +253,111 @@ def test_https_to_a_certificate_nobody_trusts_fails_as_a_connection_error(certif
     with TLSServer(_serve_forever(), cert_path, key_path) as server:
         deliveries = _send_tls(server, None)  # the system's trust store: a self-signed certificate fails
     assert [(d.http_status, d.error) for d in deliveries] == [(None, ERROR_CONNECTION)] * 2
+
+
+# -- answers the review found (each once against the engine, on a scripted server) --------------
+
+
+def _one_answer(raw: bytes, *, close: bool = False, method: str = "POST"):
+    """Send one call to a server that writes `raw` (then closes, when `close`)."""
+
+    async def handler(reader, writer, _):
+        try:
+            await _read_request(reader)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return
+        writer.write(raw)
+        await writer.drain()
+        if close:
+            writer.close()
+        else:
+            await asyncio.sleep(2)
+
+    with ScriptedServer(handler) as server:
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            try:
+                return await client.send(claimed(server.url("/"), method=method, timeout_seconds=5))
+            finally:
+                await client.aclose()
+
+        return _run(main)
+
+
+def test_an_endless_header_fails_the_call_at_the_heads_bound():
+    # 1 MiB of one header: refused once the head passes MAX_HEAD_BYTES, not read to the timeout.
+    delivery = _one_answer(b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * (1 << 20))
+    assert delivery.http_status is None
+    assert delivery.error is not None and delivery.error.startswith("request failed")
+
+
+def test_endless_trailers_fail_the_call_too():
+    trailers = b"".join(b"X-T%d: %s\r\n" % (n, b"b" * 1000) for n in range(200))
+    raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n" + trailers + b"\r\n"
+    delivery = _one_answer(raw)
+    assert delivery.http_status is None and delivery.error is not None
+
+
+def test_a_body_as_long_as_many_heads_is_not_counted_against_the_heads_bound():
+    body = b"y" * (512 * 1024)
+    delivery = _one_answer(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    assert delivery.http_status == 200 and delivery.response_body == "y" * 4096
+
+
+def test_a_transfer_coding_other_than_chunked_is_read_up_to_the_close():
+    delivery = _one_answer(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\n\r\nall of it", close=True)
+    assert (delivery.http_status, delivery.response_body) == (200, "all of it")
+
+
+def test_retry_after_is_the_heads_first_and_never_a_trailers():
+    raw = (
+        b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nRetry-After: 7\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"0\r\nRetry-After: 86400\r\n\r\n"
+    )
+    delivery = _one_answer(raw)
+    assert (delivery.http_status, delivery.retry_after) == (503, "5")
+
+
+def test_an_answer_with_bare_line_feeds_is_read_as_aiohttp_reads_it():
+    delivery = _one_answer(b"HTTP/1.1 200 OK\nContent-Length: 2\n\nok")
+    assert (delivery.http_status, delivery.response_body) == (200, "ok")
+
+
+def test_a_connection_reset_before_any_answer_reads_connection_failed():
+    async def handler(reader, writer, _):
+        await _read_request(reader)
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = RST
+        writer.transport.abort()
+
+    with ScriptedServer(handler) as server:
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            try:
+                return await client.send(claimed(server.url("/")))
+            finally:
+                await client.aclose()
+
+        delivery = _run(main)
+    assert delivery.error == ERROR_CONNECTION
+
+
+def test_a_full_idle_pool_lets_go_of_its_oldest_connection_not_the_one_just_used():
+    # Origin A fills the idle pool (limit 2); B's connection, used one call after the other, is kept.
+    with ScriptedServer(_serve_forever()) as a, ScriptedServer(_serve_forever()) as b:
+
+        async def main():
+            client = DeliveryClient(
+                engine="httptools", policy=policy_for(f"127.0.0.1:{a.port}", f"127.0.0.1:{b.port}"), max_connections=2
+            )
+            try:
+                await asyncio.gather(*(client.send(claimed(a.url(f"/{n}"))) for n in range(2)))
+                return [await client.send(claimed(b.url(f"/{n}"))) for n in range(4)]
+            finally:
+                await client.aclose()
+
+        deliveries = _run(main)
+        assert (a.connections, b.connections) == (2, 1)
+    assert [d.http_status for d in deliveries] == [200] * 4

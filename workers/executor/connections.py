@@ -31,6 +31,10 @@ from .dialer import DialRefused, VettingResolver, vetted_socket_factory
 # (scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
 Origin = tuple[str, str, int]
 HAPPY_EYEBALLS_DELAY = 0.25  # seconds before the next address is tried, as aiohttp's connector
+# Bytes of an answer that are not its body (status line, headers, interim heads, chunk framing,
+# trailers): httptools joins a header's pieces by repeated appending, so an endless header would
+# cost memory and CPU growing with its square. aiohttp refuses a field over 8,190 bytes.
+MAX_HEAD_BYTES = 64 * 1024
 
 
 class DialFailed(ConnectionError):
@@ -72,6 +76,8 @@ class Connection(asyncio.Protocol):
         self._decoder_factory = decoder_factory
         self._transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
+        # A bare LF ends a line, as aiohttp's parser takes it; every other leniency stays off (smuggling).
+        self._parser.set_dangerous_leniencies(lenient_optional_cr_before_lf=True)
         self._waiter: asyncio.Future[Answer] | None = None
         self._reset(window=0, head_only=False)
 
@@ -87,6 +93,7 @@ class Connection(asyncio.Protocol):
         self._chunks: list[bytes] = []
         self._size = 0
         self._answered = False  # some byte of the answer arrived
+        self._head_bytes = 0  # bytes fed that were not body (MAX_HEAD_BYTES)
 
     # -- the call ---------------------------------------------------------------------------
 
@@ -133,8 +140,11 @@ class Connection(asyncio.Protocol):
             self.close()  # bytes nobody asked for: this connection is never read again
             return
         self._answered = True
+        self._head_bytes += len(data)  # on_body takes the body's bytes back out
         try:
             self._parser.feed_data(data)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self._fail(AnswerError("an answer's head or trailers too long"))
         except httptools.HttpParserUpgrade:
             if self._status:  # a final 101: reported as is, and the connection is not ours to reuse
                 self._finish(reusable=False)
@@ -157,7 +167,9 @@ class Connection(asyncio.Protocol):
         if self._status and not self._framed and not self._interim:
             self._finish(reusable=False)  # an answer without a length ends at the close
         else:
-            self._fail(ServerDisconnected(answered=self._answered))
+            error = ServerDisconnected(answered=self._answered)
+            error.__cause__ = exc  # a reset before any answer reads "connection failed", as on aiohttp
+            self._fail(error)
 
     # -- httptools callbacks ------------------------------------------------------------------
 
@@ -166,13 +178,19 @@ class Connection(asyncio.Protocol):
             self._finish(reusable=False)
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self._status:
+            return  # a chunked answer's trailers: the head's values stand, as aiohttp reads them
         lowered = name.lower()
         if lowered == b"retry-after":
-            self._retry_after = value.decode("latin-1")
+            if self._retry_after is None:  # the first, as aiohttp's headers.get
+                self._retry_after = value.decode("latin-1")
         elif lowered == b"content-encoding":
             self._encoding = value.decode("latin-1")
-        elif lowered in (b"content-length", b"transfer-encoding"):
+        elif lowered == b"content-length":
             self._framed = True
+        elif lowered == b"transfer-encoding":
+            # Only a last coding of chunked frames the body; any other is read up to the close.
+            self._framed = value.rsplit(b",", 1)[-1].strip().lower() == b"chunked"
 
     def on_headers_complete(self) -> None:
         status = self._parser.get_status_code()
@@ -187,6 +205,7 @@ class Connection(asyncio.Protocol):
             self._decoder = self._decoder_factory(self._encoding)
 
     def on_body(self, body: bytes) -> None:
+        self._head_bytes -= len(body)
         if self._interim or self._waiter is None or self._waiter.done():
             return
         room = self._window - self._size
@@ -202,6 +221,13 @@ class Connection(asyncio.Protocol):
             self._interim = False
             return
         self._finish(reusable=self._parser.should_keep_alive())
+
+
+def _default_tls() -> ssl.SSLContext:
+    """The system's trust store, verifying the chain and the URL's host name; built at start, not on the loop."""
+    context = ssl.create_default_context()
+    context.set_alpn_protocols(["http/1.1"])  # as aiohttp offers
+    return context
 
 
 class ConnectionPool:
@@ -224,7 +250,7 @@ class ConnectionPool:
         self._inner_resolver = resolver
         self._resolver: VettingResolver | None = None  # built in the loop: aiohttp's resolvers bind to it
         self._socket_factory = vetted_socket_factory(policy)
-        self._ssl = ssl_context
+        self._ssl = ssl_context or _default_tls()
         self._idle: dict[Origin, list[Connection]] = {}
         self._idle_count = 0
         self._in_use = 0
@@ -236,16 +262,16 @@ class ConnectionPool:
         """An idle connection to `origin` (newest first) or a new one; True when reused. Waits at the limit."""
         loop = asyncio.get_running_loop()
         while True:
-            idle = self._idle.get(origin)
-            while idle:
-                connection = idle.pop()
-                self._idle_count -= 1
-                if connection.closed or loop.time() - connection.idle_since > self._keepalive:
-                    connection.close()
-                    continue
-                self._in_use += 1
-                return connection, True
             if self._in_use < self.limit:
+                idle = self._idle.get(origin)
+                while idle:
+                    connection = idle.pop()
+                    self._idle_count -= 1
+                    if connection.closed or loop.time() - connection.idle_since > self._keepalive:
+                        connection.close()
+                        continue
+                    self._in_use += 1
+                    return connection, True
                 break
             waiter = loop.create_future()
             self._waiters.append(waiter)
@@ -269,7 +295,9 @@ class ConnectionPool:
     def release(self, connection: Connection, *, reusable: bool) -> None:
         """Back to the pool after a whole answer that keeps it alive; closed otherwise."""
         self._in_use -= 1
-        if reusable and not connection.closed and self._idle_count < self.limit:
+        if reusable and not connection.closed:
+            if self._idle_count >= self.limit:
+                self._evict_oldest()  # the least recently used of any origin, not the one just used
             loop = asyncio.get_running_loop()
             connection.idle_since = loop.time()
             self._idle.setdefault(connection.origin, []).append(connection)
@@ -279,6 +307,12 @@ class ConnectionPool:
         else:
             connection.close()
         self._wake()
+
+    def _evict_oldest(self) -> None:
+        oldest = min((idle for idle in self._idle.values() if idle), key=lambda idle: idle[0].idle_since)
+        connection = oldest.pop(0)
+        self._idle_count -= 1
+        connection.close()
 
     def forget(self, connection: Connection) -> None:
         """A connection closed (by either side): out of the idle lists if it was there."""
@@ -334,13 +368,14 @@ class ConnectionPool:
             raise
         except OSError as exc:
             raise DialFailed("connection failed") from exc
-        tls = self._tls() if scheme == "https" else None
+        tls = self._ssl if scheme == "https" else None
         try:
             _, connection = await loop.create_connection(
                 lambda: Connection(self, origin, self._decoder_factory),
                 sock=sock,
                 ssl=tls,
-                server_hostname=host if tls is not None else None,
+                # Without a trailing dot, as aiohttp verifies it: `example.com.` is example.com's certificate.
+                server_hostname=host.rstrip(".") if tls is not None else None,
             )
         except OSError as exc:  # refused TLS (an unverified certificate) too: the tenant reads "connection failed"
             sock.close()
@@ -350,11 +385,6 @@ class ConnectionPool:
             raise
         self.dialled += 1
         return connection
-
-    def _tls(self) -> ssl.SSLContext:
-        if self._ssl is None:
-            self._ssl = ssl.create_default_context()  # verifies the chain and the URL's host name
-        return self._ssl
 
     async def _addresses(self, host: str, port: int) -> list[aiohappyeyeballs.AddrInfoType]:
         """Where to dial: an IP literal as is (the socket factory still vets it), a name by the vetting resolver."""
