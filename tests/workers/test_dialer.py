@@ -13,6 +13,7 @@ from tasks.egress import GENERIC_MESSAGE, EgressDenied
 from tests.receivers import ConnectionTrap, Receiver
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
 from workers.executor.dialer import DialRefused, VettingResolver, vetted_socket_factory
+from workers.executor.http import DeliveryClient
 
 PUBLIC = "93.184.215.14"
 
@@ -135,3 +136,45 @@ def test_the_vetting_resolver_raises_egress_denied_for_a_private_answer():
         asyncio.run(resolver.resolve("hooks.example.com", 443))
     assert str(caught.value) == GENERIC_MESSAGE
     assert "10.0.0.7" in caught.value.reason  # for our logs only
+
+
+@pytest.mark.parametrize("each_engine", ["httptools"], indirect=True)
+def test_concurrent_dials_to_one_name_share_one_lookup_and_each_address_is_still_vetted():
+    # 20 calls at once to one name: one lookup (as aiohttp's connector caches it); the second answer,
+    # a private address, is never asked for within the cache's 10 s.
+    with Receiver() as receiver:
+        resolver = ScriptedResolver(["127.0.0.1"], ["127.0.0.2"])
+        policy = policy_for(f"127.0.0.1:{receiver.port}")
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy, resolver=resolver)
+            try:
+                url = f"http://hooks.example.com:{receiver.port}/hook"
+                return await asyncio.gather(*(client.send(claimed(url)) for _ in range(20)))
+            finally:
+                await client.aclose()
+
+        deliveries = asyncio.run(main())
+        assert [d.http_status for d in deliveries] == [200] * 20
+        assert resolver.calls == ["hooks.example.com"]
+        assert len(receiver.received("/hook")) == 20
+
+
+@pytest.mark.parametrize("each_engine", ["httptools"], indirect=True)
+def test_a_refused_lookup_is_not_cached_and_the_next_call_looks_again():
+    with Receiver() as receiver:
+        resolver = ScriptedResolver(OSError("no such name"), ["127.0.0.1"])
+        policy = policy_for(f"127.0.0.1:{receiver.port}")
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy, resolver=resolver)
+            try:
+                url = f"http://hooks.example.com:{receiver.port}/hook"
+                return [await client.send(claimed(url)) for _ in range(2)]
+            finally:
+                await client.aclose()
+
+        first, second = asyncio.run(main())
+    assert first.error == GENERIC_MESSAGE
+    assert second.http_status == 200
+    assert resolver.calls == ["hooks.example.com", "hooks.example.com"]

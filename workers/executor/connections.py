@@ -14,6 +14,7 @@ tenant's.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
 import ssl
@@ -35,6 +36,11 @@ HAPPY_EYEBALLS_DELAY = 0.25  # seconds before the next address is tried, as aioh
 # trailers): httptools joins a header's pieces by repeated appending, so an endless header would
 # cost memory and CPU growing with its square. aiohttp refuses a field over 8,190 bytes.
 MAX_HEAD_BYTES = 64 * 1024
+# A name's vetted addresses are reused this long, as aiohttp's connector caches them (ttl_dns_cache),
+# and lookups of one name at once share one: warming 500 connections to a host is one lookup, not
+# 500 on the loop's few resolver threads. Every address is still vetted again by the socket factory.
+DNS_CACHE_SECONDS = 10.0
+DNS_CACHE_NAMES = 4096
 
 
 class DialFailed(ConnectionError):
@@ -256,6 +262,9 @@ class ConnectionPool:
         self._in_use = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._sweep: asyncio.TimerHandle | None = None
+        self._names: dict[tuple[str, int], tuple[float, list[aiohappyeyeballs.AddrInfoType]]] = {}
+        self._lookups: dict[tuple[str, int], asyncio.Task[list[aiohappyeyeballs.AddrInfoType]]] = {}
+        self.lookups = 0  # names resolved (not from the cache), for the tests
         self.dialled = 0  # connections opened, for the tests and the warm-up's count
 
     async def acquire(self, origin: Origin) -> tuple[Connection, bool]:
@@ -331,6 +340,8 @@ class ConnectionPool:
                 connection.close()
         self._idle.clear()
         self._idle_count = 0
+        for lookup in list(self._lookups.values()):
+            lookup.cancel()
         if self._resolver is not None:
             await self._resolver.close()
             self._resolver = None
@@ -391,21 +402,49 @@ class ConnectionPool:
         try:
             literal = ipaddress.ip_address(host)
         except ValueError:
-            if self._resolver is None:
-                self._resolver = VettingResolver(self._policy, self._inner_resolver)
-            answers = await self._resolver.resolve(host, port, family=socket.AF_UNSPEC)
-            return [
-                (
-                    answer["family"],
-                    socket.SOCK_STREAM,
-                    answer["proto"],
-                    "",
-                    (answer["host"], answer["port"], 0, 0)
-                    if answer["family"] == socket.AF_INET6
-                    else (answer["host"], answer["port"]),
-                )
-                for answer in answers
-            ]
+            return await self._named(host, port)
         if literal.version == 6:
             return [(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port, 0, 0))]
         return [(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP, "", (host, port))]
+
+    async def _named(self, host: str, port: int) -> list[aiohappyeyeballs.AddrInfoType]:
+        """A name's vetted addresses: cached for DNS_CACHE_SECONDS, one lookup at a time per name."""
+        loop = asyncio.get_running_loop()
+        key = (host, port)
+        cached = self._names.get(key)
+        if cached is not None and cached[0] > loop.time():
+            return cached[1]
+        lookup = self._lookups.get(key)
+        if lookup is None:
+            lookup = loop.create_task(self._lookup(host, port))
+            self._lookups[key] = lookup
+            lookup.add_done_callback(functools.partial(self._looked_up, key))
+        # Shielded: one caller's timeout does not cancel the lookup the others wait for.
+        return await asyncio.shield(lookup)
+
+    def _looked_up(self, key: tuple[str, int], lookup: asyncio.Task[Any]) -> None:
+        self._lookups.pop(key, None)
+        if not lookup.cancelled():
+            lookup.exception()  # retrieved: every waiter may have gone (timed out) before it failed
+
+    async def _lookup(self, host: str, port: int) -> list[aiohappyeyeballs.AddrInfoType]:
+        if self._resolver is None:
+            self._resolver = VettingResolver(self._policy, self._inner_resolver)
+        self.lookups += 1
+        answers = await self._resolver.resolve(host, port, family=socket.AF_UNSPEC)  # refusals are not cached
+        infos: list[aiohappyeyeballs.AddrInfoType] = [
+            (
+                answer["family"],
+                socket.SOCK_STREAM,
+                answer["proto"],
+                "",
+                (answer["host"], answer["port"], 0, 0)
+                if answer["family"] == socket.AF_INET6
+                else (answer["host"], answer["port"]),
+            )
+            for answer in answers
+        ]
+        if len(self._names) >= DNS_CACHE_NAMES:
+            self._names.clear()  # a bound on distinct names; refilled as they recur
+        self._names[(host, port)] = (asyncio.get_running_loop().time() + DNS_CACHE_SECONDS, infos)
+        return infos
