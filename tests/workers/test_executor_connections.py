@@ -67,6 +67,19 @@ def _run(main):
     return asyncio.run(main())
 
 
+def _send_one(server: ScriptedServer, **job):
+    """One call to `server`'s `/` on a fresh client of the httptools engine."""
+
+    async def main():
+        client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+        try:
+            return await client.send(claimed(server.url("/"), **job))
+        finally:
+            await client.aclose()
+
+    return _run(main)
+
+
 def test_one_kept_alive_connection_carries_calls_made_one_after_the_other():
     with ScriptedServer(_serve_forever()) as server:
 
@@ -172,15 +185,7 @@ def test_a_second_answer_sent_with_the_first_is_never_read_and_the_connection_is
 def test_a_retry_after_header_is_reported_as_sent():
     answer = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 120\r\nContent-Length: 0\r\n\r\n"
     with ScriptedServer(_serve_forever(answer=answer)) as server:
-
-        async def main():
-            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
-            try:
-                return await client.send(claimed(server.url("/")))
-            finally:
-                await client.aclose()
-
-        delivery = _run(main)
+        delivery = _send_one(server)
     assert (delivery.http_status, delivery.retry_after) == (503, "120")
 
 
@@ -274,15 +279,7 @@ def _one_answer(raw: bytes, *, close: bool = False, method: str = "POST"):
             await asyncio.sleep(2)
 
     with ScriptedServer(handler) as server:
-
-        async def main():
-            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
-            try:
-                return await client.send(claimed(server.url("/"), method=method, timeout_seconds=5))
-            finally:
-                await client.aclose()
-
-        return _run(main)
+        return _send_one(server, method=method, timeout_seconds=5)
 
 
 def test_an_endless_header_fails_the_call_at_the_heads_bound():
@@ -332,15 +329,7 @@ def test_a_connection_reset_before_any_answer_reads_connection_failed():
         writer.transport.abort()
 
     with ScriptedServer(handler) as server:
-
-        async def main():
-            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
-            try:
-                return await client.send(claimed(server.url("/")))
-            finally:
-                await client.aclose()
-
-        delivery = _run(main)
+        delivery = _send_one(server)
     assert delivery.error == ERROR_CONNECTION
 
 
