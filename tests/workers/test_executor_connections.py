@@ -16,6 +16,7 @@ import struct
 import threading
 
 import pytest
+from aiohttp.abc import AbstractResolver
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -23,7 +24,8 @@ from cryptography.x509.oid import NameOID
 
 from tests.receivers import ScriptedServer
 from tests.workers.executor_helpers import claimed, policy_for
-from workers.executor.http import ERROR_CONNECTION, ERROR_TIMEOUT, DeliveryClient
+from workers.executor.connections import ConnectionPool
+from workers.executor.http import ERROR_CONNECTION, ERROR_TIMEOUT, DeliveryClient, _BoundedDecoder
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
@@ -350,3 +352,95 @@ def test_a_full_idle_pool_lets_go_of_its_oldest_connection_not_the_one_just_used
         deliveries = _run(main)
         assert (a.connections, b.connections) == (2, 1)
     assert [d.http_status for d in deliveries] == [200] * 4
+
+
+def test_a_waiter_woken_but_beaten_to_the_room_stays_first_in_line():
+    with ScriptedServer(_serve_forever()) as server:
+
+        async def main():
+            pool = ConnectionPool(
+                policy=policy_for(f"127.0.0.1:{server.port}"),
+                limit=1,
+                keepalive_seconds=30,
+                decoder_factory=_BoundedDecoder,
+            )
+            origin = ("http", "127.0.0.1", server.port)
+            held, _ = await pool.acquire(origin)
+            order = []
+
+            async def wait_for_room(name):
+                connection, _ = await pool.acquire(origin)
+                order.append(name)
+                await asyncio.sleep(0)
+                pool.release(connection, reusable=True)
+
+            waiting = [asyncio.ensure_future(wait_for_room(name)) for name in ("w1", "w2", "w3")]
+            await asyncio.sleep(0.05)  # all three queued, in this order
+            pool.release(held, reusable=True)  # wakes w1 ...
+            again, _ = await pool.acquire(origin)  # ... but the room is taken before w1 runs (a retry does this)
+            await asyncio.sleep(0.05)
+            pool.release(again, reusable=True)
+            await asyncio.gather(*waiting)
+            await pool.aclose()
+            return order
+
+        assert _run(main) == ["w1", "w2", "w3"]
+
+
+def test_a_body_of_many_small_chunks_is_not_taken_for_a_long_head():
+    # 30,000 one-byte chunks (~180 KB of framing) under a 64 KiB window: a valid answer, read whole.
+    chunks = b"1\r\nx\r\n" * 30000
+    raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+
+    async def handler(reader, writer, _):
+        await _read_request(reader)
+        writer.write(raw)
+        await writer.drain()
+        await asyncio.sleep(2)
+
+    with ScriptedServer(handler) as server:
+
+        async def main():
+            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"), body_limit=65536)
+            try:
+                return await client.send(claimed(server.url("/")))
+            finally:
+                await client.aclose()
+
+        delivery = _run(main)
+    assert (delivery.http_status, delivery.response_body) == (200, "x" * 30000)
+
+
+class _TwoAddresses(AbstractResolver):
+    calls = 0
+
+    async def resolve(self, host, port=0, family=socket.AF_INET):
+        self.calls += 1
+        return [
+            {"hostname": host, "host": address, "port": port, "family": socket.AF_INET, "proto": 0, "flags": 0}
+            for address in ("127.0.0.1", "127.0.0.2")
+        ]
+
+    async def close(self):
+        pass
+
+
+def test_a_cached_names_addresses_take_turns_at_being_dialled_first():
+    # Unit level (no dial): as aiohttp's DNS cache rotates them, so one silent address does not
+    # hold up every dial of the cache's 10 s.
+    resolver = _TwoAddresses()
+
+    async def main():
+        pool = ConnectionPool(
+            policy=policy_for("127.0.0.1:8080", "127.0.0.2:8080"),
+            limit=1,
+            keepalive_seconds=30,
+            decoder_factory=_BoundedDecoder,
+            resolver=resolver,
+        )
+        firsts = [(await pool._addresses("hooks.example.com", 8080))[0][4][0] for _ in range(4)]
+        await pool.aclose()
+        return firsts
+
+    assert _run(main) == ["127.0.0.1", "127.0.0.2", "127.0.0.1", "127.0.0.2"]
+    assert resolver.calls == 1

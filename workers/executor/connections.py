@@ -36,6 +36,9 @@ HAPPY_EYEBALLS_DELAY = 0.25  # seconds before the next address is tried, as aioh
 # trailers): httptools joins a header's pieces by repeated appending, so an endless header would
 # cost memory and CPU growing with its square. aiohttp refuses a field over 8,190 bytes.
 MAX_HEAD_BYTES = 64 * 1024
+# A chunk's framing (size line, CR LFs) is not the head's: each chunk header gives this much back,
+# never below zero at the end of a read, so a body of many small chunks is not refused.
+CHUNK_FRAMING_ALLOWANCE = 32
 # A name's vetted addresses are reused this long, as aiohttp's connector caches them (ttl_dns_cache),
 # and lookups of one name at once share one: warming 500 connections to a host is one lookup, not
 # 500 on the loop's few resolver threads. Every address is still vetted again by the socket factory.
@@ -149,7 +152,9 @@ class Connection(asyncio.Protocol):
         self._head_bytes += len(data)  # on_body takes the body's bytes back out
         try:
             self._parser.feed_data(data)
-            if self._head_bytes > MAX_HEAD_BYTES:
+            if self._head_bytes < 0:
+                self._head_bytes = 0  # no credit carried to the next read
+            elif self._head_bytes > MAX_HEAD_BYTES:
                 self._fail(AnswerError("an answer's head or trailers too long"))
         except httptools.HttpParserUpgrade:
             if self._status:  # a final 101: reported as is, and the connection is not ours to reuse
@@ -210,6 +215,9 @@ class Connection(asyncio.Protocol):
         elif self._encoding:
             self._decoder = self._decoder_factory(self._encoding)
 
+    def on_chunk_header(self) -> None:
+        self._head_bytes -= CHUNK_FRAMING_ALLOWANCE
+
     def on_body(self, body: bytes) -> None:
         self._head_bytes -= len(body)
         if self._interim or self._waiter is None or self._waiter.done():
@@ -262,7 +270,8 @@ class ConnectionPool:
         self._in_use = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._sweep: asyncio.TimerHandle | None = None
-        self._names: dict[tuple[str, int], tuple[float, list[aiohappyeyeballs.AddrInfoType]]] = {}
+        # (host, port) -> [expires at, the vetted addresses, the next to try first]
+        self._names: dict[tuple[str, int], list[Any]] = {}
         self._lookups: dict[tuple[str, int], asyncio.Task[list[aiohappyeyeballs.AddrInfoType]]] = {}
         self.lookups = 0  # names resolved (not from the cache), for the tests
         self.dialled = 0  # connections opened, for the tests and the warm-up's count
@@ -270,12 +279,15 @@ class ConnectionPool:
     async def acquire(self, origin: Origin) -> tuple[Connection, bool]:
         """An idle connection to `origin` (newest first) or a new one; True when reused. Waits at the limit."""
         loop = asyncio.get_running_loop()
+        woken = False
         while True:
             if self._in_use < self.limit:
                 idle = self._idle.get(origin)
                 while idle:
                     connection = idle.pop()
                     self._idle_count -= 1
+                    if not idle:
+                        del self._idle[origin]
                     if connection.closed or loop.time() - connection.idle_since > self._keepalive:
                         connection.close()
                         continue
@@ -283,9 +295,11 @@ class ConnectionPool:
                     return connection, True
                 break
             waiter = loop.create_future()
-            self._waiters.append(waiter)
+            # Woken, but another took the room first (a retry, a task already running): first in line again.
+            (self._waiters.appendleft if woken else self._waiters.append)(waiter)
             try:
                 await waiter
+                woken = True
             except BaseException:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
@@ -318,9 +332,12 @@ class ConnectionPool:
         self._wake()
 
     def _evict_oldest(self) -> None:
-        oldest = min((idle for idle in self._idle.values() if idle), key=lambda idle: idle[0].idle_since)
-        connection = oldest.pop(0)
+        origin = min(self._idle, key=lambda key: self._idle[key][0].idle_since)  # lists are never empty
+        idle = self._idle[origin]
+        connection = idle.pop(0)
         self._idle_count -= 1
+        if not idle:
+            del self._idle[origin]
         connection.close()
 
     def forget(self, connection: Connection) -> None:
@@ -329,6 +346,8 @@ class ConnectionPool:
         if idle and connection in idle:
             idle.remove(connection)
             self._idle_count -= 1
+            if not idle:
+                del self._idle[connection.origin]
 
     async def aclose(self) -> None:
         """Close every idle connection (at shutdown none is in use) and the resolver."""
@@ -413,7 +432,9 @@ class ConnectionPool:
         key = (host, port)
         cached = self._names.get(key)
         if cached is not None and cached[0] > loop.time():
-            return cached[1]
+            _, infos, first = cached
+            cached[2] = (first + 1) % len(infos)  # each dial starts at the next address, as aiohttp rotates them
+            return infos[first:] + infos[:first]
         lookup = self._lookups.get(key)
         if lookup is None:
             lookup = loop.create_task(self._lookup(host, port))
@@ -444,7 +465,11 @@ class ConnectionPool:
             )
             for answer in answers
         ]
+        now = asyncio.get_running_loop().time()
         if len(self._names) >= DNS_CACHE_NAMES:
-            self._names.clear()  # a bound on distinct names; refilled as they recur
-        self._names[(host, port)] = (asyncio.get_running_loop().time() + DNS_CACHE_SECONDS, infos)
+            self._names = {key: entry for key, entry in self._names.items() if entry[0] > now}
+            if len(self._names) >= DNS_CACHE_NAMES:
+                self._names.clear()  # a bound on distinct names; refilled as they recur
+        if infos:
+            self._names[(host, port)] = [now + DNS_CACHE_SECONDS, infos, 1 % len(infos)]  # this dial took the first
         return infos
