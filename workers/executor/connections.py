@@ -19,7 +19,7 @@ import ipaddress
 import socket
 import ssl
 from collections import deque
-from typing import Any
+from typing import Any, cast
 
 import aiohappyeyeballs
 import httptools
@@ -141,7 +141,7 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol ---------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = transport  # type: ignore[assignment]  # a stream transport (create_connection)
+        self._transport = cast(asyncio.Transport, transport)  # create_connection: a stream transport
 
     def data_received(self, data: bytes) -> None:
         waiter = self._waiter

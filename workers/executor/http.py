@@ -135,6 +135,11 @@ def _timeout(seconds: int) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(total=seconds)
 
 
+def _pool_origin(url: URL) -> Origin:
+    """What the httptools pool keys a connection by: the scheme, the host as sent to DNS and TLS, the port."""
+    return (url.scheme, url.raw_host or "", url.port or 0)
+
+
 def _causes(exc: BaseException) -> list[BaseException]:
     """`exc` and what it was raised from (httpx-aiohttp and aiohttp wrap the real cause)."""
     chain: list[BaseException] = []
@@ -356,7 +361,7 @@ class DeliveryClient:
             pool = self._pool
 
             async def take_ours(origin: URL, within: float) -> Any:
-                connection, _ = await pool.acquire((origin.scheme, origin.raw_host or "", origin.port or 0))
+                connection, _ = await pool.acquire(_pool_origin(origin))
                 return connection
 
             return take_ours, functools.partial(pool.release, reusable=True), pool.limit
@@ -553,7 +558,7 @@ class DeliveryClient:
         url = parse_url(job.url)
         head = request_head(job.method, url, job.headers, ours, None if content is None else len(content))
         message = head + content if content is not None else head
-        origin: Origin = (url.scheme, url.raw_host or "", url.port or 0)
+        origin = _pool_origin(url)
         window = window_bytes(secret, self._body_limit)
         head_only = job.method == "HEAD"
         retry = job.method in IDEMPOTENT_METHODS
