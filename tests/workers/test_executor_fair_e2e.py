@@ -56,6 +56,9 @@ def receiver():
         yield server
 
 
+TENANT_A_CALL_SECONDS = (0.25, 0.55, 0.35, 0.45)
+
+
 def _executor(receiver: Receiver, worker_id: str, log_path=None) -> subprocess.Popen:
     env = child_env(EGRESS_ALLOWLIST=f"127.0.0.1:{receiver.port}")
     args = ("run_executor", "--worker-id", worker_id, "--idle-seconds", "0.2", "--concurrency", "10", "--grace", "2")
@@ -79,7 +82,14 @@ def test_a_capped_tenant_never_runs_more_than_its_cap_across_two_executors_and_o
         wait_until(lambda: all("executor started" in log.read_text() for log in logs), what="both executors")
         now = db_now() - timedelta(seconds=1)
         # tenant-a's burst is older and first in the table: the round-1 claim would have taken it first.
-        bulk_jobs(40, tenant_id="tenant-a", url=receiver.url("/slow/0.4"), next_attempt_at=now - timedelta(seconds=5))
+        # Its calls last 0.25-0.55 s in turn (0.4 s on average), claimed in that order: each freed slot
+        # is contested on its own. With one duration for all, the four slots freed together at a fixed
+        # phase of both executors' polls, and whichever executor won the first round won them all.
+        for index, seconds in enumerate(TENANT_A_CALL_SECONDS * 10):
+            bulk_jobs(
+                1, tenant_id="tenant-a", url=receiver.url(f"/slow/{seconds}"),
+                next_attempt_at=now - timedelta(seconds=5) + timedelta(milliseconds=index),
+            )  # fmt: skip
         bulk_jobs(20, tenant_id="tenant-b", url=receiver.url("/hook"), next_attempt_at=now)
         with RunningSampler("tenant-a") as sampler:
             wait_until(lambda: _count("tenant-b", JobStatus.SUCCEEDED) == 20, timeout=60, what="tenant-b's jobs")
@@ -90,7 +100,7 @@ def test_a_capped_tenant_never_runs_more_than_its_cap_across_two_executors_and_o
     assert all(process.returncode == 0 for process in executors)
     assert max(sampler.samples) == 4  # the cap is reached, and never passed
     assert len(sampler.samples) > 50
-    # With 20 free slots and a cap of 4, tenant-b is done long before tenant-a's 40 x 0.4 s at 4 at a time.
+    # With 20 free slots and a cap of 4, tenant-b is done long before tenant-a's 40 x 0.4 s (on average) at 4 at a time.
     assert b_done_while_a_left is not None and b_done_while_a_left >= 20
     workers = set(Job.objects.filter(tenant_id="tenant-a").values_list("worker_id", flat=True))
     assert workers == {"w-1", "w-2"}  # both executors shared the capped tenant
