@@ -7,7 +7,8 @@
 -- priority of a pending job and NULL for any other: jobs.models.Job). jobs.queue joins one
 -- probe per level of tasks.priority.PRIORITIES with UNION ALL, so an empty poll reads one entry
 -- per level: a single ORDER BY priority, next_attempt_at scan walks every future job
--- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way). No locks.
+-- (measured 73 ms per empty poll with 30,000 future jobs, ~0.3 ms this way). No locks, and
+-- read uncommitted: a hint the claim's locking reads check (jobs.queue.claims._read_uncommitted_next).
 SELECT {priority} AS priority
 FROM jobs
 WHERE pending_priority = {priority}
@@ -152,7 +153,8 @@ WHERE j.status = 'running'
 -- Named parameters. {levels} is the probe's list of due priority levels (integer literals).
 
 -- name: fair_walk
--- The walk (no locks): the next tenants with pending jobs after the round-robin cursor, in
+-- The walk (no locks; its first chunk reads uncommitted rows, before the claim's transaction:
+-- jobs.queue.claims._read_uncommitted_next): the next tenants with pending jobs after the round-robin cursor, in
 -- tenant order, each with the key of its first due job in its own priority order (NULLs:
 -- nothing due). Both read jobs_tenant_due_idx (pending_tenant, priority, next_attempt_at), whose
 -- pending_tenant is the tenant of a pending job and NULL for any other (jobs.models.Job): the

@@ -83,6 +83,35 @@ def test_due_jobs_are_fired_once_each_and_recorded(receiver):
     assert running.totals.fired == 120 and running.totals.succeeded == 120 and running.totals.dropped == 0
 
 
+def test_a_claim_that_took_fewer_jobs_than_free_slots_claims_again_at_once_and_only_an_empty_one_sleeps(
+    receiver, monkeypatch
+):
+    # A short claim is no sign that the lookahead is drained (SKIP LOCKED passed over another
+    # executor's rows, or the fair take's rounds ended): sleeping after one left hundreds of a
+    # burst's due jobs waiting up to a second. Here every claim takes at most 2 of 50 free slots.
+    from workers.executor import runner as runner_module
+
+    calls: list[tuple[float, int]] = []
+
+    def short_claim(**claim):
+        jobs = real_claim(**{**claim, "limit": min(claim["limit"], 2)})
+        calls.append((time.monotonic(), len(jobs)))
+        return jobs
+
+    real_claim = runner_module.claim_due
+    monkeypatch.setattr(runner_module, "claim_due", short_claim)
+    ids = bulk_jobs(6, url=receiver.url("/hook"), next_attempt_at=db_now() - timedelta(seconds=1))
+    running = Running(receiver, poll_seconds=30.0)  # an idle sleep lasts up to 30 s
+    try:
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 6, timeout=20)
+        wait_until(lambda: len(calls) >= 4, timeout=5, what="the empty claim after the three short ones")
+        threading.Event().wait(0.5)
+    finally:
+        running.stop()
+    assert [count for _, count in calls] == [2, 2, 2, 0]  # then the idle sleep: no fifth claim
+    assert calls[3][0] - calls[0][0] < 10  # back to back, not 30 s apart
+
+
 def test_a_job_fires_on_its_second_not_at_the_claim(receiver):
     due = (db_now() + timedelta(seconds=1.5)).replace(microsecond=0) + timedelta(seconds=1)
     (job_id,) = bulk_jobs(1, url=receiver.url("/on-time"), next_attempt_at=due, scheduled_at=due)
