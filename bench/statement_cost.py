@@ -27,8 +27,8 @@ from pathlib import Path
 # (name, a text only that statement holds), first match wins: the fair claim's statements are
 # sent without their comments (jobs.queue.claims._statement), so names come from their text.
 STATEMENT_NAMES = (
-    ("result_write", "UPDATE jobs AS j"),
-    ("result_update_tasks", "UPDATE tasks AS t"),
+    ("result_write", "STRAIGHT_JOIN jobs AS j"),
+    ("result_update_tasks", "STRAIGHT_JOIN tasks AS t"),
     ("claim_mark_running", "SET status = 'running'"),
     ("fair_walk", "DISTINCT pending_tenant"),
     ("fair_take_first", "(pending_tenant, priority, next_attempt_at, id) IN"),

@@ -6,13 +6,14 @@ per level of `tasks.priority.PRIORITIES`, joined by UNION ALL) and the job
 record's column list. Each statement is then compiled once into the driver's
 positional form (`Statement`): a call binds its named values in order and fills
 its multi-row marker (`{ids}`, `{rows}`, `{results}`) with as many placeholder
-groups as there are rows. Named values cost a dict lookup each at bind time;
-handing the driver 3,500 named values for a 500-result write measured about
+groups as there are rows (`{json}`: one, the rows as a JSON document). Named
+values cost a dict lookup each at bind time; handing the driver 3,500 named values for a 500-result write measured about
 twice the CPU of the positional form, on the executor's hottest path.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ del QUERIES["claim_due_priority_probe"]  # a template, not a statement
 QUERIES["archive_select"] = QUERIES["archive_select"].replace("{record_columns}", sql_columns())
 
 _NAMED = re.compile(r"%\((\w+)\)s")
-_MARKER = re.compile(r"\{(ids|rows|results)\}")
+_MARKER = re.compile(r"\{(ids|rows|results|json)\}")
 
 
 @lru_cache(maxsize=64)
@@ -53,6 +54,30 @@ def derived_table(columns: tuple[str, ...], count: int) -> str:
         raise ValueError("a derived table needs at least one row and one column")
     first = "SELECT " + ", ".join(f"%s AS {name}" for name in columns)
     return first + (" UNION ALL SELECT " + ", ".join(["%s"] * len(columns))) * (count - 1)
+
+
+def json_rows(rows: Sequence[Sequence[Any]]) -> str:
+    """`rows` as one JSON array of arrays, what a statement's `JSON_TABLE({json}, '$[*]' ...)` reads.
+
+    Bytes (ids) become hex (the statement UNHEXes them), a datetime its text (naive: UTC, as
+    `literal` writes it), a bool 0 or 1; None is null. One string for the server to parse instead of
+    a derived table of one `SELECT` per row: a 500-row table of SELECTs cost the server ~6 ms to
+    build against ~1.4 ms for the same rows through JSON_TABLE (measured, 500 results).
+    """
+    return json.dumps(
+        [[_json_value(value) for value in row] for row in rows], ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def _json_value(value: Any) -> Any:
+    kind = type(value)
+    if kind is bytes:
+        return value.hex()
+    if kind is datetime:
+        return (value if value.tzinfo is None else value.replace(tzinfo=None)).isoformat(" ")
+    if kind is bool:
+        return int(value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -90,8 +115,9 @@ class Statement:
     ) -> tuple[str, list[Any]]:
         """The SQL and the positional parameters for `values` (by name) and `rows` (of `columns`).
 
-        The marker becomes `%s, %s` (`{ids}`), `(%s, %s), (%s, %s)` (`{rows}`), or a derived
-        table `SELECT %s AS id, ... UNION ALL SELECT %s, ...` (`{results}`).
+        The marker becomes `%s, %s` (`{ids}`), `(%s, %s), (%s, %s)` (`{rows}`), a derived
+        table `SELECT %s AS id, ... UNION ALL SELECT %s, ...` (`{results}`), or one `%s`
+        bound to the rows as a JSON document (`{json}`, `json_rows`).
         """
         values = values or {}
         params = [values[name] for name in self.head_names]
@@ -105,6 +131,11 @@ class Statement:
         for row in rows:
             if len(row) != width:
                 raise ValueError(f"{self.name}: a row of {len(row)} values, expected {width}")
+        if self.marker == "json":
+            params.append(json_rows(rows))
+            params.extend(values[name] for name in self.tail_names)
+            return self.head + "%s" + self.tail, params
+        for row in rows:
             params.extend(row)
         params.extend(values[name] for name in self.tail_names)
         if self.marker == "results":

@@ -53,6 +53,34 @@ def test_rows_become_tuples_and_results_a_derived_table_named_once():
     assert params == [1, 2, 3, 4, "x"]
 
 
+def test_json_rows_become_one_parameter_of_a_json_document_between_the_names():
+    statement = Statement.compile(
+        "j", "SELECT * FROM JSON_TABLE({json}, '$[*]' COLUMNS (a INT PATH '$[0]')) AS r WHERE w = %(w)s"
+    )
+    at = datetime(2027, 1, 1, 9, 0, 0, 1500, tzinfo=UTC)
+    sql, params = statement.bind({"w": "x"}, [(b"\x00\xff", at, True, None, 'a "q" é')], columns=tuple("abcde"))
+    assert sql == "SELECT * FROM JSON_TABLE(%s, '$[*]' COLUMNS (a INT PATH '$[0]')) AS r WHERE w = %s"
+    assert params == ['[["00ff","2027-01-01 09:00:00.001500",1,null,"a \\"q\\" é"]]', "x"]  # naive UTC, as literal()
+    with pytest.raises(ValueError, match="expected 5"):
+        statement.bind({"w": "x"}, [(1,)], columns=tuple("abcde"))
+
+
+@pytest.mark.django_db
+def test_json_rows_read_back_through_json_table_as_they_were():
+    rows = [
+        (uuid.uuid4().bytes, 'it\'s 100% \\ "quoted" \x00 é 🎉 %s', datetime(2027, 1, 1, 9, 0, 0, 1500), None, False)
+    ]
+    statement = Statement.compile(
+        "j",
+        "SELECT UNHEX(r.id), r.s, r.at, r.n, r.flag FROM JSON_TABLE({json}, '$[*]' COLUMNS (id CHAR(32) PATH '$[0]',"
+        " s LONGTEXT PATH '$[1]', at DATETIME(6) PATH '$[2]', n INT PATH '$[3]', flag INT PATH '$[4]')) AS r",
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement.render(connection.connection, None, rows, columns=tuple("abcde")))
+        (row,) = cursor.fetchall()
+    assert (bytes(row[0]), *row[1:]) == (rows[0][0], rows[0][1], rows[0][2], None, 0)
+
+
 def test_the_compiled_claim_probe_binds_the_lookahead_once_per_level():
     sql, params = STATEMENTS["claim_due_priorities"].bind({"lookahead_seconds": 1.5})
     assert params == [1.5] * len(PRIORITIES)

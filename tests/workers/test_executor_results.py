@@ -250,3 +250,16 @@ def test_column_values_after_a_null_first_row_are_written_whole():
     record_results(worker_id="w-a", results=results)
     assert Job.objects.get(id=jobs[1].id).response_body == body
     assert Job.objects.get(id=jobs[0].id).response_body is None
+
+
+@pytestmark_db
+def test_any_text_in_a_result_lands_byte_for_byte_through_the_json_document():
+    # The batch travels as one JSON document (JSON_TABLE): quotes, backslashes, control characters,
+    # NUL, text that looks like JSON or SQL, and characters outside the BMP come back exactly.
+    texts = ['say "hi" \\ \\n', "tab\tnl\ncr\r\x00nul \x1f", '{"a": [1, null]}', "'); DROP TABLE jobs; --", "🦀 ñ 漢字"]
+    jobs = _claim(len(texts))
+    results = [_result(job, None, error=text, body=text[::-1]) for job, text in zip(jobs, texts, strict=True)]
+    assert len(record_results(worker_id="w-a", results=results).written) == len(texts)
+    rows = {row.id: row for row in Job.objects.filter(id__in=[job.id for job in jobs])}
+    assert [(rows[job.id].error, rows[job.id].response_body) for job in jobs] == [(t, t[::-1]) for t in texts]
+    assert Job.objects.filter(status=JobStatus.PENDING, id__in=[job.id for job in jobs]).count() == len(texts)
