@@ -38,6 +38,7 @@ STATEMENT_NAMES = (
     ("result_lock_tasks", "consecutive_failures, auto_pause_after"),
     ("fair_running_counts", "GROUP BY tenant_id"),
     ("tenant_limits", "tenant_limits"),
+    ("dirty_read_next", "SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED"),
 )
 
 

@@ -12,7 +12,7 @@ runs ahead of another tenant's jobs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -56,14 +56,25 @@ def share_slots(free: int, tenants: Sequence[str], headroom: Mapping[str, int]) 
 
 
 def next_round(
-    left: int, shares: Mapping[str, int], taken: Mapping[str, int], headroom: Mapping[str, int]
+    left: int,
+    shares: Mapping[str, int],
+    taken: Mapping[str, int],
+    headroom: Mapping[str, int],
+    *,
+    unfinished: Collection[str] = (),
 ) -> dict[str, int]:
     """Shares of the `left` slots for another take, among the tenants that filled their last share.
 
     A tenant that took fewer than its share has no more due jobs this claim can
-    lock, so it gets nothing more; `headroom` is reduced by what each one took.
+    lock, so it gets nothing more, unless it is `unfinished`: its one job was taken by
+    the key the walk read, and that row was locked or not yet committed, which says
+    nothing of the jobs behind it. `headroom` is reduced by what each one took.
     """
-    full = [tenant for tenant, share in shares.items() if share > 0 and taken.get(tenant, 0) >= share]
+    full = [
+        tenant
+        for tenant, share in shares.items()
+        if share > 0 and (taken.get(tenant, 0) >= share or tenant in unfinished)
+    ]
     room = {tenant: room - taken.get(tenant, 0) for tenant, room in headroom.items()}
     return {tenant: share for tenant, share in share_slots(left, full, room).items() if share > 0}
 

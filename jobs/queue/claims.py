@@ -343,10 +343,11 @@ def _claim_fair_share_once(
     taken: dict[str, list[tuple[Any, ...]]] = {}
     shares: dict[str, int] = {}  # every due tenant's first share, in walk order
     headroom: dict[str, int] = {}
+    by_key_missed: set[str] = set()
     remaining = limit
     with connection.cursor() as db:
         walk = _Walk(db, start=start, levels=levels, lookahead_seconds=lookahead_seconds)
-        # The first chunk (every tenant, unless more than WALK_CHUNK_MAX have due jobs) is read
+        # The first chunk (up to `_chunk_size(limit)` tenants: every one in most claims) is read
         # before the transaction, dirty (`_read_uncommitted_next`); any further ones inside it.
         chunk = walk.next_chunk(_chunk_size(remaining), dirty=True)
         with transaction.atomic(durable=True):
@@ -371,12 +372,23 @@ def _claim_fair_share_once(
                             taken.setdefault(row[1], []).append(row)
                             remaining -= 1
                         takes += 1
+                        # Taken by the walk's key and got nothing: that row was locked, or (a dirty
+                        # key) not yet committed; the tenant may have more due jobs behind it.
+                        by_key_missed.update(
+                            tenant
+                            for tenant, share in wanted.items()
+                            if share == 1 and tenant in first_due and tenant not in taken
+                        )
                 chunk = walk.next_chunk(_chunk_size(remaining)) if remaining > 0 else []
             # Every tenant walked and slots left: more for the tenants that filled their share.
             last = {tenant: share for tenant, share in shares.items() if share > 0}
             got = {tenant: len(rows) for tenant, rows in taken.items()}
             room = {tenant: room - got.get(tenant, 0) for tenant, room in headroom.items()}
-            while remaining > 0 and takes < TAKE_ROUNDS and (more := next_round(remaining, last, got, room)):
+            while (
+                remaining > 0
+                and takes < TAKE_ROUNDS
+                and (more := next_round(remaining, last, got, room, unfinished=by_key_missed))
+            ):
                 rows = _take(
                     db,
                     worker_id=worker_id,
@@ -391,6 +403,6 @@ def _claim_fair_share_once(
                     got[row[1]] = got.get(row[1], 0) + 1
                 remaining -= len(rows)
                 room = {tenant: room - got.get(tenant, 0) for tenant, room in room.items()}
-                last, takes = more, takes + 1
+                last, takes, by_key_missed = more, takes + 1, set()  # a branch reads past locked rows
             cursor.after = cursor_after(start, walk.walked, shares, headroom)
     return [_claimed_from_row(row) for row in interleave([taken[tenant] for tenant in shares if tenant in taken])]

@@ -78,13 +78,15 @@ FOR UPDATE;
 -- dead jobs in a row, computed from the rows locked above; status and paused_reason change only
 -- when this batch's dead jobs reach the task's auto-pause threshold. Not version: the ETag is
 -- the tenant's edits. The rows come as one JSON document (as in result_write; ids in hex).
+-- Its columns are wider than their targets (TEXT, BIGINT): JSON_TABLE truncates or clamps what
+-- does not fit with a warning only, so the target column's own strict check must see the value.
 -- The document is read first and each task found by its primary key (STRAIGHT_JOIN, FORCE INDEX):
 -- with a few tasks in the table MariaDB chose to scan tasks and read the document per row,
 -- locking every task it passed (a reconciler test's sweep and batch then deadlocked).
 UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (
-    id CHAR(32) PATH '$[0]', consecutive_failures INT PATH '$[1]', job_id CHAR(32) PATH '$[2]',
-    scheduled_at DATETIME(6) PATH '$[3]', outcome VARCHAR(16) PATH '$[4]', http_status INT PATH '$[5]',
-    pause INT PATH '$[6]', paused_reason VARCHAR(255) PATH '$[7]'
+    id CHAR(32) PATH '$[0]', consecutive_failures BIGINT PATH '$[1]', job_id CHAR(32) PATH '$[2]',
+    scheduled_at DATETIME(6) PATH '$[3]', outcome TEXT PATH '$[4]', http_status BIGINT PATH '$[5]',
+    pause BIGINT PATH '$[6]', paused_reason TEXT PATH '$[7]'
 )) AS h
 STRAIGHT_JOIN tasks AS t FORCE INDEX (PRIMARY) ON t.id = UNHEX(h.id)
 SET t.consecutive_failures = h.consecutive_failures,
@@ -110,10 +112,11 @@ SET t.consecutive_failures = h.consecutive_failures,
 -- pause or delete committed while the call was in flight is seen here: the retry it asks for is
 -- cancelled instead (a paused task fires nothing), and a dead job of a deleted task is cancelled
 -- too (it leaves the DLQ). A job without a task row (tests, benches) counts as active.
--- The document first, each job and task by its primary key, as in result_update_tasks.
+-- The document first, each job and task by its primary key, its columns wider than their
+-- targets, as in result_update_tasks.
 UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (
-    id CHAR(32) PATH '$[0]', attempt INT PATH '$[1]', status VARCHAR(16) PATH '$[2]',
-    http_status INT PATH '$[3]', error TEXT PATH '$[4]', response_body LONGTEXT PATH '$[5]',
+    id CHAR(32) PATH '$[0]', attempt BIGINT PATH '$[1]', status TEXT PATH '$[2]',
+    http_status BIGINT PATH '$[3]', error TEXT PATH '$[4]', response_body LONGTEXT PATH '$[5]',
     delay_seconds BIGINT PATH '$[6]', duration_ms BIGINT PATH '$[7]'
 )) AS r
 STRAIGHT_JOIN jobs AS j FORCE INDEX (PRIMARY) ON j.id = UNHEX(r.id)

@@ -81,3 +81,10 @@ def test_interleave_takes_one_of_each_group_in_turn():
 
 def test_tenants_walked_with_nothing_due_are_not_left_out():
     assert cursor_after("", ["a", "b", "c"], {"b": 1}, {}) == "c"
+
+
+def test_an_unfinished_tenant_takes_part_in_the_next_round_though_it_took_nothing():
+    # Its one job was taken by the walk's key, and that row was locked or not yet committed.
+    assert next_round(4, {"a": 1, "b": 1}, {"b": 1}, {}) == {"b": 4}
+    assert next_round(4, {"a": 1, "b": 1}, {"b": 1}, {}, unfinished={"a"}) == {"a": 2, "b": 2}
+    assert next_round(4, {"a": 1, "b": 1}, {"b": 1}, {"a": 1}, unfinished={"a"}) == {"a": 1, "b": 3}

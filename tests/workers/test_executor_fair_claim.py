@@ -201,7 +201,7 @@ def test_a_claim_chosen_as_a_deadlock_victim_is_run_again_and_other_errors_are_n
         claim(10)
 
 
-def test_the_probe_and_the_walk_read_uncommitted_rows_before_the_claims_transaction():
+def test_the_probe_and_the_walk_read_uncommitted_rows_before_the_claims_transaction(monkeypatch):
     # Dirty hints: under READ COMMITTED their index reads checked every entry against the rows other
     # claims were changing (35 us of the server's CPU per job in `make bench`, 11 this way).
     bulk_jobs(3, tenant_id="tenant-a", next_attempt_at=db_now() - timedelta(seconds=1))
@@ -218,14 +218,23 @@ def test_the_probe_and_the_walk_read_uncommitted_rows_before_the_claims_transact
             return "walk"
         return "dirty next" if sql.startswith("SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED") else "other"
 
+    def take_and_read_the_level(db, **kwargs):
+        db.execute("SELECT COUNT(*) FROM jobs WHERE id = 0x00")  # InnoDB lists the transaction once it reads
+        db.execute(
+            "SELECT trx_isolation_level FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = CONNECTION_ID()"
+        )
+        levels.append(db.fetchone()[0])
+        return real_take(db, **kwargs)
+
+    levels: list[str] = []
+    real_take = claims._take
+    monkeypatch.setattr(claims, "_take", take_and_read_the_level)
     with connection.execute_wrapper(record):
         assert len(claim(2)) == 2  # a fresh cursor: one pass of the walk
+    assert levels == ["READ COMMITTED"]  # the claim's own transaction: the dirty reads' level did not leak
     assert sent[:4] == [("dirty next", False), ("probe", False), ("dirty next", False), ("walk", False)]
     assert sent[4:] and all(in_transaction for _, in_transaction in sent[4:])  # the take and the mark
     assert "dirty next" not in {kind for kind, _ in sent[4:]}
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT @@tx_isolation")
-        assert cursor.fetchone()[0] == "READ-COMMITTED"  # the session's level is untouched
 
 
 def test_a_dirty_hint_never_claims_a_job_another_transaction_is_changing_and_never_waits_for_it():
@@ -246,6 +255,12 @@ def test_a_dirty_hint_never_claims_a_job_another_transaction_is_changing_and_nev
                 "UPDATE jobs SET status = 'running', worker_id = 'w-other' WHERE id IN (%s, %s)",
                 [job_id.bytes for job_id in claimed_elsewhere],
             )
+        # The dirty walk sees what the other transaction did; a committed read would not.
+        with connection.cursor() as cursor:
+            dirty = dict(claims._Walk(cursor, start="", levels=[5], lookahead_seconds=1).next_chunk(64, dirty=True))
+            committed = dict(claims._Walk(cursor, start="", levels=[5], lookahead_seconds=1).next_chunk(64))
+        assert dirty["tenant-x"] is not None and "tenant-y" not in dirty  # running: no pending entry
+        assert (committed["tenant-x"], committed["tenant-y"] is not None) == (None, True)
         started = time.monotonic()
         jobs = claim(10)
         elapsed = time.monotonic() - started
@@ -261,6 +276,27 @@ def test_a_dirty_hint_never_claims_a_job_another_transaction_is_changing_and_nev
     finally:
         other.close()
     assert {job.id for job in claim(10)} == set(later)
+
+
+def test_a_tenant_whose_first_due_job_is_locked_gets_the_next_one_in_the_same_claim():
+    # Shares of one are taken by the walk's keys; a key whose row another transaction holds (or,
+    # read dirty, has not committed) yields nothing, which says nothing of the jobs behind it.
+    now = db_now() - timedelta(seconds=1)
+    first, second = bulk_jobs(1, tenant_id="tenant-a", next_attempt_at=now - timedelta(seconds=5)) + bulk_jobs(
+        1, tenant_id="tenant-a", next_attempt_at=now
+    )
+    (other_tenants,) = bulk_jobs(1, tenant_id="tenant-b", next_attempt_at=now)
+    other = connections.create_connection("default")
+    try:
+        other.set_autocommit(False)
+        with other.cursor() as cursor:
+            cursor.execute("SELECT id FROM jobs WHERE id = %s FOR UPDATE", [first.bytes])
+        jobs = claim(2)
+        other.rollback()
+    finally:
+        other.close()
+    assert {job.id for job in jobs} == {second, other_tenants}
+    assert Job.objects.get(id=first).status == JobStatus.PENDING
 
 
 def _tables_read(node) -> list[tuple[str | None, float]]:
