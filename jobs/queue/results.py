@@ -3,9 +3,9 @@
 One short transaction of raw SQL (through the ORM the same writes cost ~17x the
 CPU): lock the rows that still carry our claim, lock their tasks and write how
 each is doing (`jobs.queue.task_health`, shared with the reconciler's sweep: one
-UPDATE per batch of last run, dead jobs in a row, auto-pause),
-then one UPDATE ... JOIN of a derived table of the results. The fence is status='running' AND worker_id AND
-attempt. What a result *is* (succeeded, retry, dead) is decided by the executor
+UPDATE per batch of last run, dead jobs in a row, auto-pause), then one
+UPDATE ... JOIN of the results, sent as one JSON document. The fence is
+status='running' AND worker_id AND attempt. What a result *is* (succeeded, retry, dead) is decided by the executor
 (`workers.executor.results.decide`); this module only writes it.
 """
 
@@ -45,7 +45,7 @@ class JobResult:
     duration_ms: int | None = None  # how long the call took (the attempt log's duration)
 
 
-# The derived table `result_write` joins on: one row per written result.
+# The JSON document `result_write` reads: one row per written result.
 RESULT_COLUMNS = ("id", "attempt", "status", "http_status", "error", "response_body", "delay_seconds", "duration_ms")
 
 

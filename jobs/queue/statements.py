@@ -5,10 +5,11 @@ callers. Some are completed here, once: the per-priority probe (one range read
 per level of `tasks.priority.PRIORITIES`, joined by UNION ALL) and the job
 record's column list. Each statement is then compiled once into the driver's
 positional form (`Statement`): a call binds its named values in order and fills
-its multi-row marker (`{ids}`, `{rows}`, `{results}`) with as many placeholder
-groups as there are rows (`{json}`: one, the rows as a JSON document). Named
-values cost a dict lookup each at bind time; handing the driver 3,500 named values for a 500-result write measured about
-twice the CPU of the positional form, on the executor's hottest path.
+its multi-row marker (`{ids}`, `{rows}`) with as many placeholder groups as
+there are rows, or `{json}` with one, the rows as a JSON document that the
+statement reads through JSON_TABLE. Named values cost a dict lookup each at bind
+time; handing the driver 3,500 named values for a 500-result write measured
+about twice the CPU of the positional form, on the executor's hottest path.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -44,16 +44,7 @@ del QUERIES["claim_due_priority_probe"]  # a template, not a statement
 QUERIES["archive_select"] = QUERIES["archive_select"].replace("{record_columns}", sql_columns())
 
 _NAMED = re.compile(r"%\((\w+)\)s")
-_MARKER = re.compile(r"\{(ids|rows|results|json)\}")
-
-
-@lru_cache(maxsize=64)
-def derived_table(columns: tuple[str, ...], count: int) -> str:
-    """`SELECT %s AS a, %s AS b UNION ALL SELECT %s, %s ...`: `count` rows, named by the first."""
-    if count <= 0 or not columns:
-        raise ValueError("a derived table needs at least one row and one column")
-    first = "SELECT " + ", ".join(f"%s AS {name}" for name in columns)
-    return first + (" UNION ALL SELECT " + ", ".join(["%s"] * len(columns))) * (count - 1)
+_MARKER = re.compile(r"\{(ids|rows|json)\}")
 
 
 def json_rows(rows: Sequence[Sequence[Any]]) -> str:
@@ -115,8 +106,7 @@ class Statement:
     ) -> tuple[str, list[Any]]:
         """The SQL and the positional parameters for `values` (by name) and `rows` (of `columns`).
 
-        The marker becomes `%s, %s` (`{ids}`), `(%s, %s), (%s, %s)` (`{rows}`), a derived
-        table `SELECT %s AS id, ... UNION ALL SELECT %s, ...` (`{results}`), or one `%s`
+        The marker becomes `%s, %s` (`{ids}`), `(%s, %s), (%s, %s)` (`{rows}`), or one `%s`
         bound to the rows as a JSON document (`{json}`, `json_rows`).
         """
         values = values or {}
@@ -138,12 +128,8 @@ class Statement:
         for row in rows:
             params.extend(row)
         params.extend(values[name] for name in self.tail_names)
-        if self.marker == "results":
-            fill = derived_table(columns, len(rows))
-        elif self.marker == "ids" and width == 1:
-            fill = ", ".join(["%s"] * len(rows))
-        else:
-            fill = placeholders(len(rows), width)
+        ids = self.marker == "ids" and width == 1
+        fill = ", ".join(["%s"] * len(rows)) if ids else placeholders(len(rows), width)
         return self.head + fill + self.tail, params
 
     def render(

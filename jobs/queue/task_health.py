@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 # (task id as stored, tenant id, the attempt).
 TaskAttempt = tuple[bytes, str, health.Attempt]
 
-# The derived table `result_update_tasks` joins on: one row per task of the batch.
+# The JSON document `result_update_tasks` reads: one row per task of the batch.
 TASK_HEALTH_COLUMNS = (
     "id",
     "consecutive_failures",

@@ -170,9 +170,9 @@ WHERE j.status = 'running'
 -- Named parameters. {levels} is the probe's list of due priority levels (integer literals).
 
 -- name: fair_walk
--- The walk (no locks; its first chunk reads uncommitted rows, before the claim's transaction:
--- jobs.queue.claims._read_uncommitted_next): the next tenants with pending jobs after the round-robin cursor, in
--- tenant order, each with the key of its first due job in its own priority order (NULLs:
+-- The walk (no locks; its first chunk reads uncommitted rows, before the claim's
+-- transaction: jobs.queue.claims._read_uncommitted_next): the next tenants with pending jobs
+-- after the round-robin cursor, in tenant order, each with the key of its first due job in its own priority order (NULLs:
 -- nothing due). Both read jobs_tenant_due_idx (pending_tenant, priority, next_attempt_at), whose
 -- pending_tenant is the tenant of a pending job and NULL for any other (jobs.models.Job): the
 -- DISTINCT is a loose index scan, one dive per tenant; the first due job reads from the tenant's

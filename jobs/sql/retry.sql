@@ -49,9 +49,11 @@ FOR UPDATE;
 -- the executors call the tenant's endpoints at the console's pace
 -- (ADMIN_BULK_RETRY_PER_SECOND) without the request sleeping. attempt is kept (the
 -- fencing token); the budget is refreshed to attempt + the task's max_attempts.
-UPDATE jobs AS j
-JOIN ({results}) AS s ON s.id = j.id
-LEFT JOIN tasks AS t ON t.id = j.task_id
+-- The [id in hex, delay] pairs come as one JSON document, read first, each job and task by its
+-- primary key (as the executor's result_write, jobs/sql/executor.sql, for the same reasons).
+UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (id CHAR(32) PATH '$[0]', delay_us BIGINT PATH '$[1]')) AS s
+STRAIGHT_JOIN jobs AS j FORCE INDEX (PRIMARY) ON j.id = UNHEX(s.id)
+LEFT JOIN tasks AS t FORCE INDEX (PRIMARY) ON t.id = j.task_id
 SET j.status = 'pending',
     j.max_attempts = j.attempt + COALESCE(t.max_attempts, 1),
     j.next_attempt_at = NOW(3) + INTERVAL s.delay_us MICROSECOND,
