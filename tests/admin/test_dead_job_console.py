@@ -523,12 +523,12 @@ def test_detail_page_masks_signed_urls_body_fields_and_the_kept_response(support
         request_url="https://hooks.example.com/run?sig=url-sig-1&X-Amz-Signature=url-sig-2&page=3",
         request_headers={"X-Callback": "https://cb.example.com/done?key=header-url-3"},
         request_body='{"callback": "https://cb.example.com/?signature=body-url-4", "note": "Bearer body-bearer-5"}',
-        response_body='{"access_token": "response-token-6", "error": "expired", "retry": "https://x.example.com/?sig=r7"}',
+        response_body='{"access_token": "response-token-6", "error": "expired", "retry": "https://x.example.com/?sig=response-url-7"}',
     )
 
     body = client_as(support_user).get(detail_url(job)).content.decode()
 
-    for secret in ("url-sig-1", "url-sig-2", "header-url-3", "body-url-4", "body-bearer-5", "response-token-6", "r7"):
+    for secret in ("url-sig-1", "url-sig-2", "header-url-3", "body-url-4", "body-bearer-5", "response-token-6", "response-url-7"):
         assert secret not in body, secret
     for shown in ("page=3", "expired", "cb.example.com/done?key="):
         assert shown in body, shown
