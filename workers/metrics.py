@@ -47,7 +47,13 @@ EXECUTOR_LATENESS = Histogram(
     "Fire time minus scheduled_at, on the database clock (retries count from their scheduled run).",
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 300.0),
 )
-EXECUTOR_HELD = Gauge("jobsched_executor_held_jobs", "Claimed jobs not yet answered (parked or in flight).")
+EXECUTOR_HELD = Gauge(
+    "jobsched_executor_held_jobs", "Claimed jobs not yet answered (parked, waiting for a call slot, or in flight)."
+)
+EXECUTOR_RELEASED = Counter(
+    "jobsched_executor_released_total",
+    "Claims given back without a call (waited too long for a call slot, or a shutdown's grace ended).",
+)
 
 # --- reconciler and archiver
 RECONCILER_RETURNED = Counter("jobsched_reconciler_returned_total", "Jobs whose lease expired, returned to the queue.")

@@ -3,7 +3,8 @@
 The SQL is in jobs/sql/*.sql (named blocks, named parameters), the row mappers
 sit beside the statements, and callers ask for what they need:
 
-- executor: `claim_due`, `record_results` (claims.py, results.py)
+- executor: `claim_due`, `release_claims` (a prefetched job never called), `record_results` (claims.py,
+  results.py)
 - scheduler: `schedule_due_tasks`, `max_allowed_packet` (scheduling.py)
 - reconciler: `sweep_expired_leases` (leases.py)
 - task health, written by both the result write and the sweep: `task_health.update_task_health` (task_health.py)
@@ -23,7 +24,7 @@ they change nothing and need no SQL of their own.
 """
 
 from jobs.queue.archive import delete_archived, finished_jobs
-from jobs.queue.claims import ClaimedJob, claim_due, due_priorities
+from jobs.queue.claims import ClaimedJob, claim_due, due_priorities, release_claims
 from jobs.queue.leases import sweep_expired_leases
 from jobs.queue.lifecycle import (
     bind_run_request,
@@ -68,6 +69,7 @@ __all__ = [
     "max_allowed_packet",
     "purge_expired_run_requests",
     "record_results",
+    "release_claims",
     "requeue_dead_job",
     "requeue_dead_jobs_staggered",
     "run_request_job",

@@ -406,3 +406,18 @@ def _claim_fair_share_once(
                 last, takes, by_key_missed = more, takes + 1, set()  # a branch reads past locked rows
             cursor.after = cursor_after(start, walk.walked, shares, headroom)
     return [_claimed_from_row(row) for row in interleave([taken[tenant] for tenant in shares if tenant in taken])]
+
+
+def release_claims(*, worker_id: str, jobs: list[tuple[uuid.UUID, int]]) -> int:
+    """Give back claimed jobs that were never called, (id, attempt) each; returns how many were ours.
+
+    Pending again, due as they were, with the claim's attempt undone (`claim_release`): the executor
+    that held them has dropped them, and whichever executor claims them next fires them. One held
+    elsewhere now (the reconciler took it back when its lease expired) is left as it is.
+    """
+    if not jobs:
+        return 0
+    rows = [(job_id.bytes, attempt) for job_id, attempt in jobs]
+    with connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["claim_release"].bind({"worker_id": worker_id}, rows, columns=("id", "attempt")))
+        return cursor.rowcount

@@ -51,6 +51,29 @@ SET status = 'running',
 WHERE id IN ({ids})
   AND status = 'pending';
 
+-- name: claim_release
+-- Give back claimed jobs that were never called (run_executor's prefetch: a job that waited for a
+-- call slot until too little of its lease was left, or was still parked or waiting when the grace
+-- period ended). Each row behind its own fence, as a result is; a job the reconciler already took
+-- back (or anyone else holds) matches 0 rows and is left as it is. The claim's attempt + 1 is undone:
+-- no call was made, so the attempt budget is unchanged, and the only holder of that fencing token,
+-- the releasing executor, has forgotten the job before this runs (a later claim that gets the same
+-- number is the only one holding it). Nothing is written to the attempt log or the task's health.
+-- started_at goes back to NULL for a job never run before; a retry keeps this claim's time (its
+-- earlier attempts' are in the attempt log). The rows are one JSON document of [id in hex, attempt],
+-- read first and each job found by its primary key, as in result_write.
+UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (id CHAR(32) PATH '$[0]', attempt BIGINT PATH '$[1]')) AS r
+STRAIGHT_JOIN jobs AS j FORCE INDEX (PRIMARY) ON j.id = UNHEX(r.id)
+SET j.status = 'pending',
+    j.attempt = r.attempt - 1,
+    j.worker_id = NULL,
+    j.started_at = IF(r.attempt = 1, NULL, j.started_at),
+    j.lease_expires_at = NULL,
+    j.updated_at = NOW(3)
+WHERE j.status = 'running'
+  AND j.worker_id = %(worker_id)s
+  AND j.attempt = r.attempt;
+
 -- name: result_lock_fenced
 -- Lock the rows that still carry our claim, so the writes below are exact and every
 -- dropped result is known by id (the caller keeps only rows whose attempt matches).

@@ -528,7 +528,8 @@ def test_detail_page_masks_signed_urls_body_fields_and_the_kept_response(support
 
     body = client_as(support_user).get(detail_url(job)).content.decode()
 
-    for secret in ("url-sig-1", "url-sig-2", "header-url-3", "body-url-4", "body-bearer-5", "response-token-6", "response-url-7"):
+    secrets = ("url-sig-1", "url-sig-2", "header-url-3", "body-url-4", "body-bearer-5", "response-token-6")
+    for secret in (*secrets, "response-url-7"):  # long and unique: a random CSRF token can hold a short one
         assert secret not in body, secret
     for shown in ("page=3", "expired", "cb.example.com/done?key="):
         assert shown in body, shown

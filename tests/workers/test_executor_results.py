@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from jobs.models import Job, JobStatus
-from jobs.queue import Outcome, claim_due, record_results, sweep_expired_leases
+from jobs.queue import Outcome, claim_due, record_results, release_claims, sweep_expired_leases
 from tests.workers.executor_db import bulk_jobs, db_now
 from workers.executor.backoff import MAX_BACKOFF_SECONDS, retry_delay_seconds
 from workers.executor.results import decide
@@ -263,3 +263,79 @@ def test_any_text_in_a_result_lands_byte_for_byte_through_the_json_document():
     rows = {row.id: row for row in Job.objects.filter(id__in=[job.id for job in jobs])}
     assert [(rows[job.id].error, rows[job.id].response_body) for job in jobs] == [(t, t[::-1]) for t in texts]
     assert Job.objects.filter(status=JobStatus.PENDING, id__in=[job.id for job in jobs]).count() == len(texts)
+
+
+# --- giving back a claim never called (run_executor's prefetch) -------------------------------
+
+
+def _row(job_id):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT status, worker_id, attempt, lease_expires_at, started_at, attempts, pending_tenant"
+            " FROM jobs WHERE id = %s",
+            [job_id.bytes],
+        )
+        return cursor.fetchone()
+
+
+@pytestmark_db
+def test_a_claim_given_back_is_pending_and_due_again_with_its_attempt_undone():
+    jobs = _claim(2)
+    assert release_claims(worker_id="w-a", jobs=[(job.id, job.attempt) for job in jobs]) == 2
+    for job in jobs:
+        status, worker, attempt, lease, started, attempts, pending_tenant = _row(job.id)
+        assert (status, worker, attempt, lease, started) == ("pending", None, 0, None, None)
+        assert attempts in (None, "[]") and pending_tenant == "tenant-a"  # due for the fair claim again
+    again = claim_due(worker_id="w-b", limit=2, lookahead_seconds=1)
+    assert sorted((job.id, job.attempt) for job in again) == sorted((job.id, 1) for job in jobs)
+
+
+@pytestmark_db
+def test_a_retry_given_back_keeps_its_attempt_log_and_its_earlier_attempts():
+    (job,) = _claim()
+    record_results(worker_id="w-a", results=[_result(job, 500)])
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE jobs SET next_attempt_at = NOW(3) - INTERVAL 1 SECOND WHERE id = %s", [job.id.bytes])
+    (retry,) = claim_due(worker_id="w-a", limit=1, lookahead_seconds=1)
+    _, _, _, _, _, attempts_before, _ = _row(job.id)
+    assert release_claims(worker_id="w-a", jobs=[(retry.id, retry.attempt)]) == 1
+    status, worker, attempt, lease, started, attempts, _ = _row(job.id)
+    assert (status, worker, attempt, lease) == ("pending", None, 1, None)
+    assert started is not None and attempts == attempts_before  # the call that was made is still logged
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        "UPDATE jobs SET worker_id = 'w-other' WHERE id = %s",
+        "UPDATE jobs SET attempt = attempt + 1 WHERE id = %s",
+        "UPDATE jobs SET status = 'pending', worker_id = NULL WHERE id = %s",
+        "UPDATE jobs SET status = 'succeeded' WHERE id = %s",
+    ],
+    ids=["another worker", "a newer attempt", "taken back by the reconciler", "already finished"],
+)
+@pytestmark_db
+def test_a_give_back_whose_fence_no_longer_matches_leaves_the_row_alone(tamper):
+    jobs = _claim(2)
+    with connection.cursor() as cursor:
+        cursor.execute(tamper, [jobs[0].id.bytes])
+    before = _row(jobs[0].id)
+    assert release_claims(worker_id="w-a", jobs=[(job.id, job.attempt) for job in jobs]) == 1
+    assert _row(jobs[0].id) == before
+    assert _row(jobs[1].id)[:3] == ("pending", None, 0)
+
+
+@pytestmark_db
+def test_a_give_back_after_the_reconciler_took_the_lease_back_matches_nothing():
+    (job,) = _claim()
+    _expire_lease(job.id)
+    assert sweep_expired_leases(limit=100) == 1
+    before = _row(job.id)
+    assert release_claims(worker_id="w-a", jobs=[(job.id, job.attempt)]) == 0
+    assert _row(job.id) == before and before[2] == 1  # the reconciler's attempt count stands
+
+
+@pytestmark_db
+def test_giving_back_nothing_sends_no_statement(django_assert_num_queries):
+    with django_assert_num_queries(0):
+        assert release_claims(worker_id="w-a", jobs=[]) == 0

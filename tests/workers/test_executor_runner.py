@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -280,3 +281,66 @@ def test_the_executor_claims_again_only_once_half_of_its_slots_are_free():
     assert ExecutorConfig(worker_id="w", concurrency=500).claim_min == 250
     assert ExecutorConfig(worker_id="w", concurrency=3).claim_min == 1
     assert ExecutorConfig(worker_id="w", concurrency=1).claim_min == 1
+    # Half of all the jobs it may hold: the calls in flight and the prefetch.
+    assert ExecutorConfig(worker_id="w", concurrency=500, prefetch=2000).claim_min == 1250
+
+
+def test_the_prefetch_holds_more_jobs_than_calls_in_flight_and_never_runs_more_calls_than_the_concurrency(receiver):
+    ids = bulk_jobs(6, url=receiver.url("/slow/0.6"), next_attempt_at=db_now())
+    running = Running(receiver, concurrency=2, prefetch=4)
+    try:
+        # All six claimed at once (held), two calls at a time.
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.RUNNING).count() == 6, timeout=10)
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 6, timeout=20)
+    finally:
+        running.stop()
+    arrivals = sorted(request.at for request in receiver.received("/slow/0.6"))
+    assert len(arrivals) == 6
+    # In three waves of two: each third call arrived after a call of the wave before had answered.
+    assert arrivals[2] - arrivals[0] >= 0.5 and arrivals[4] - arrivals[2] >= 0.5
+    assert {row.attempt for row in Job.objects.filter(id__in=ids)} == {1}
+    assert running.totals.released == 0
+
+
+def test_a_job_that_waited_for_a_call_slot_too_long_is_given_back_without_an_attempt(receiver, monkeypatch):
+    from workers.executor import runner as runner_module
+
+    # The bound is 20 s after the job's time in production; 0.3 s here, checked every 0.1 s.
+    monkeypatch.setattr(runner_module, "START_WITHIN_SECONDS", 0.3)
+    monkeypatch.setattr(runner_module, "EXPIRE_CHECK_SECONDS", 0.1)
+    blocker = bulk_jobs(1, url=receiver.url("/slow/1.5"), next_attempt_at=db_now() - timedelta(seconds=1))
+    running = Running(receiver, concurrency=1, prefetch=3, poll_seconds=0.2)
+    try:
+        wait_until(lambda: len(receiver.received("/slow/1.5")) == 1, timeout=10, what="the call holding the one slot")
+        waiting = bulk_jobs(2, url=receiver.url("/hook"), next_attempt_at=db_now() - timedelta(seconds=1))
+        # Claimed behind the slow call, they wait past the bound and are given back (and claimed again,
+        # and given back again) until the slot is free; then they fire.
+        wait_until(
+            lambda: Job.objects.filter(id__in=[*blocker, *waiting], status=JobStatus.SUCCEEDED).count() == 3,
+            timeout=20,
+        )
+    finally:
+        running.stop()
+    assert running.totals.released >= 2
+    # Every claim given back was undone: one attempt each, the one that was made, and one call.
+    rows = list(Job.objects.filter(id__in=waiting))
+    assert [(row.attempt, len(json.loads(row.attempts))) for row in rows] == [(1, 1), (1, 1)]
+    keys = sorted(request.headers["Idempotency-Key"] for request in receiver.received("/hook"))
+    assert keys == sorted(str(job_id) for job_id in waiting)
+
+
+def test_at_the_end_of_the_grace_period_jobs_never_called_are_given_back(receiver):
+    in_flight = bulk_jobs(1, url=receiver.url("/slow/4"), timeout_seconds=10, next_attempt_at=db_now())
+    running = Running(receiver, concurrency=1, prefetch=3, grace_seconds=0.5)
+    wait_until(lambda: len(receiver.received("/slow/4")) == 1, timeout=10)
+    waiting = bulk_jobs(2, url=receiver.url("/hook"), next_attempt_at=db_now())
+    wait_until(lambda: Job.objects.filter(id__in=waiting, status=JobStatus.RUNNING).count() == 2, timeout=10)
+    running.stop()
+    assert running.error is None and running.leftover_tasks == set()
+    assert receiver.received("/hook") == []
+    assert {(row.status, row.worker_id, row.attempt) for row in Job.objects.filter(id__in=waiting)} == {
+        (JobStatus.PENDING, None, 0)
+    }
+    # The call in flight may have reached the receiver: it stays claimed, for the reconciler.
+    assert Job.objects.get(id=in_flight[0]).status == JobStatus.RUNNING
+    assert running.totals.released == 2

@@ -227,3 +227,17 @@ def test_the_archiver_takes_idle_seconds_too():
 def test_an_idle_sleep_that_is_not_positive_is_refused(command, value):
     with pytest.raises(CommandError, match=r"^--idle-seconds must be positive$"):
         call_command(command, once=True, idle_seconds=value)
+
+
+@pytest.mark.parametrize("value", [-1, 50_001])
+def test_a_prefetch_out_of_its_bounds_is_refused(value):
+    with pytest.raises(CommandError, match=rf"^--prefetch must be between 0 and 50000, got {value}$"):
+        call_command("run_executor", once=True, prefetch=value)
+
+
+@pytest.mark.parametrize(("options", "prefetch"), [(("--concurrency", "3"), 12), (("--prefetch", "0"), 0)])
+def test_the_executors_prefetch_defaults_to_four_jobs_per_call_slot(options, prefetch):
+    done = run_once("run_executor", "--idle-seconds", "0.2", *options)
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in (done.stdout + done.stderr).splitlines() if "event=start" in line]
+    assert f" prefetch={prefetch} " in f"{line} "

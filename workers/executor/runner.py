@@ -5,9 +5,12 @@ One asyncio loop runs the HTTP calls. The database work is blocking
 connection: one for claims, one for result writes, so a slow write never
 delays a claim and the event loop never waits on MySQL.
 
-- Claims: up to the free slots (concurrency - jobs held), up to one poll
-  interval ahead; a claim that took jobs is followed by another as soon as
+- Claims: up to the free slots (concurrency + prefetch - jobs held), up to one
+  poll interval ahead; a claim that took jobs is followed by another as soon as
   enough slots are free, an empty one by a poll-interval sleep.
+- At most `concurrency` calls are in flight; due jobs beyond them wait in
+  order for a call slot. One that waited until too little of its lease was left
+  for its call is given back (`release_claims`) instead of fired.
 - Each claimed job waits on a timer for its `next_attempt_at` on the database's
   clock, mapped to the local monotonic clock by `DatabaseClock` (an offset from
   timed `SELECT NOW(6)` round trips, refreshed every few seconds): worker clock
@@ -15,9 +18,9 @@ delays a claim and the event loop never waits on MySQL.
   second minus the estimate's error bound (half the shortest round trip).
 - Results queue up and are written in batches behind their fences.
 - SIGTERM: stop claiming; parked and in-flight jobs get until the grace period
-  ends (parked ones are due within one poll, which is shorter); what is still
-  running then is cancelled and left to the reconciler (its lease expires);
-  queued results are flushed; exit.
+  ends (parked ones are due within one poll, which is shorter); what has not
+  started by then is given back, what is still in flight is cancelled and left
+  to the reconciler (its lease expires); queued results are flushed; exit.
 - The database dropping mid-run is survived: claims and writes back off (the
   workers' one `ReconnectBackoff` policy) and retry on a fresh connection.
   Nothing fires without a committed claim.
@@ -40,7 +43,8 @@ import resource
 import signal
 import socket
 import time
-from collections import Counter
+import uuid
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -50,7 +54,7 @@ from typing import Any, TypeVar
 from django.db import connection
 from django.db.utils import DatabaseError
 
-from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results
+from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results, release_claims
 from workers.health import Heartbeat
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
 from workers.metrics import (
@@ -59,6 +63,7 @@ from workers.metrics import (
     EXECUTOR_FIRED,
     EXECUTOR_HELD,
     EXECUTOR_LATENESS,
+    EXECUTOR_RELEASED,
     EXECUTOR_RESULTS,
 )
 
@@ -77,6 +82,12 @@ FIRE_SLICE = 8  # calls started per turn of the event loop when a burst is due (
 CLAIM_LEAD_SECONDS = 0.9  # an idle claim starts this long before a whole second (see _idle_seconds)
 CLAIM_JITTER_SECONDS = 0.1  # ... plus up to this much, drawn per sleep (see _idle_seconds)
 WARM_MIN_SECONDS = 0.02  # a group due sooner is not warmed: its calls would race the warm-up's dials
+# claim_mark_running's lease: the job's time (or the claim's, if later) + its timeout + LEASE_SLACK_SECONDS.
+# A job waiting for a call slot starts at most START_WITHIN_SECONDS after that time, so its whole call
+# (bounded by its timeout) ends 10 s before the lease does; later, it is given back instead.
+LEASE_SLACK_SECONDS = 30.0
+START_WITHIN_SECONDS = LEASE_SLACK_SECONDS - 10.0
+EXPIRE_CHECK_SECONDS = 1.0  # how often jobs waiting for a call slot are checked against that bound
 
 
 def default_worker_id() -> str:
@@ -87,7 +98,9 @@ def default_worker_id() -> str:
 @dataclass(frozen=True)
 class ExecutorConfig:
     worker_id: str
-    concurrency: int = 200
+    concurrency: int = 200  # calls in flight at once
+    # Jobs held beyond the calls in flight: claimed ahead and parked, or due and waiting for a call slot.
+    prefetch: int = 0
     poll_seconds: float = 1.0  # the idle sleep between claims, and how far ahead a claim reaches
     grace_seconds: float = 30.0
     result_batch_max: int = 500
@@ -99,6 +112,11 @@ class ExecutorConfig:
     once: bool = False  # claim what is due within one poll, fire it, wait for the results, exit
 
     @property
+    def held_max(self) -> int:
+        """Jobs held at most: the calls in flight and the prefetch."""
+        return self.concurrency + self.prefetch
+
+    @property
     def claim_min(self) -> int:
         """Claim again only when this many slots are free (tiny claims waste the database).
 
@@ -107,10 +125,10 @@ class ExecutorConfig:
         jobs of 100 tenants and writing their results cost the server 223 us of CPU per job with claims
         of 500 against 272 us with claims of 250 (a quarter of the slots was the threshold before).
         """
-        return max(1, self.concurrency // 2)
+        return max(1, self.held_max // 2)
 
 
-COUNTERS = ("claimed", "fired", "succeeded", "retried", "dead", "dropped", "warmed")
+COUNTERS = ("claimed", "fired", "succeeded", "retried", "dead", "dropped", "released", "warmed")
 
 
 @dataclass
@@ -121,6 +139,7 @@ class Metrics:
     retried: int = 0
     dead: int = 0
     dropped: int = 0
+    released: int = 0  # claims given back, never called (release_claims)
     warmed: int = 0  # connections held open ahead of a parked group's second (DeliveryClient.warm)
     lateness: list[float] = field(default_factory=list)
 
@@ -149,6 +168,13 @@ def _failure(task: asyncio.Task[None]) -> BaseException | None:
     return task.exception()
 
 
+def _start_by(job: ClaimedJob) -> float:
+    """The latest database time at which `job` may start its call: early enough that the call, bounded
+    by the job's timeout, ends well before its lease (`claim_mark_running`) does."""
+    # due_in < 0: claimed after its time, and the lease runs from the claim's NOW(3).
+    return job.next_attempt_at.timestamp() + max(0.0, -job.due_in) + START_WITHIN_SECONDS
+
+
 def _in_db_thread(fn: Callable[..., T], **kwargs: Any) -> T:
     """Run on a DB pool thread; a dropped connection is closed so the next call reconnects."""
     try:
@@ -175,12 +201,16 @@ class Executor:
         self.heartbeat = heartbeat  # /healthz on --metrics-port: beaten by the claim loop, fed by both DB loops
         self.metrics = Metrics()
         self.totals = Metrics()
-        self._held = 0  # claimed jobs not yet answered: parked on a timer or in flight
-        self._timers: dict[object, tuple[asyncio.Handle, list[ClaimedJob]]] = {}  # parked, or not yet started
+        self._held = 0  # claimed jobs not yet answered: parked on a timer, waiting for a call slot, or in flight
+        self._timers: dict[object, tuple[asyncio.Handle, list[ClaimedJob]]] = {}  # parked
+        self._ready: deque[ClaimedJob] = deque()  # due, waiting for a call slot (in order)
+        self._pump_handle: asyncio.Handle | None = None  # the next turn's `_pump`, when one is due
+        self._calls = 0  # calls in flight (counted here: `_inflight` loses a task only after its finally)
         self._inflight: set[asyncio.Task[None]] = set()
         self._warming: set[asyncio.Task[None]] = set()  # DeliveryClient.warm for a parked group
         self._warm_timers: dict[object, asyncio.TimerHandle] = {}  # keyed as `_timers`
         self._results: list[JobResult] = []
+        self._releases: list[tuple[uuid.UUID, int]] = []  # (id, attempt) of claims to give back
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._slots_freed: asyncio.Event | None = None
@@ -231,6 +261,7 @@ class Executor:
                 "event": "start",
                 "worker_id": self.config.worker_id,
                 "concurrency": self.config.concurrency,
+                "prefetch": self.config.prefetch,
                 "poll_seconds": self.config.poll_seconds,
                 "grace_seconds": self.config.grace_seconds,
                 "once": self.config.once,
@@ -239,6 +270,7 @@ class Executor:
         claimer = asyncio.create_task(self._claim_loop())
         writer = asyncio.create_task(self._result_writer())
         reporter = asyncio.create_task(self._report_loop())
+        expirer = asyncio.create_task(self._expire_loop())
         if started is not None:
             started()
         crashed: BaseException | None = None
@@ -266,10 +298,11 @@ class Executor:
                 )
         finally:
             reporter.cancel()
+            expirer.cancel()
             for task in (claimer, writer, reporter):
                 if not task.done():
                     task.cancel()
-            await asyncio.gather(claimer, writer, reporter, return_exceptions=True)
+            await asyncio.gather(claimer, writer, reporter, expirer, return_exceptions=True)
             self.stop.remove_listener(mirror_stop)
             await self._stop_warming()
             await self.client.aclose()
@@ -344,7 +377,7 @@ class Executor:
         while not self._stopping.is_set():
             if self.heartbeat is not None:
                 self.heartbeat.beat()  # once per poll at least: a blocked event loop stops the beats
-            free = config.concurrency - self._held
+            free = config.held_max - self._held
             if free < config.claim_min:
                 self._slots_freed.clear()
                 with contextlib.suppress(TimeoutError):
@@ -466,36 +499,78 @@ class Executor:
         self._start_deliveries(group)
 
     def _start_deliveries(self, jobs: list[ClaimedJob]) -> None:
-        """Start FIRE_SLICE calls now and the rest on the next turns of the loop.
+        """Queue due jobs for a call slot, and start what the free slots allow (`_pump`)."""
+        self._ready.extend(jobs)
+        if self._pump_handle is None:
+            self._pump()
 
-        A task's first step (headers, aiohttp's request set-up, a connect) runs before
+    def _pump(self) -> None:
+        """Start up to FIRE_SLICE due jobs now, within the free call slots; the rest on the next turns.
+
+        A task's first step (headers, the request's set-up, a connect) runs before
         any socket event is read: 500 started at once put the first request on the wire
         only after all 500 first steps. In slices, the first calls leave at once. A cold
         connection needs a few turns (connect, then send), and every turn also starts a
         slice, so slices are small: 25 per turn still held a loaded machine's first call
         0.34 s (the executor had started 125 by then); the extra turns cost one select each.
+        A job that waited for a slot past `_start_by` is given back instead (never fired).
         """
         assert self._loop is not None
-        now, rest = jobs[:FIRE_SLICE], jobs[FIRE_SLICE:]
-        if rest:
-            # Keyed like a timer, so a drain past the grace period cancels what has not started.
-            key = object()
-            self._timers[key] = (self._loop.call_soon(self._start_rest, key, rest), rest)
+        self._pump_handle = None
+        room = min(FIRE_SLICE, self.config.concurrency - self._calls)
+        if room <= 0 or not self._ready:
+            return
         database_now = self.clock.database_time()
-        for job in now:
+        started = 0
+        while started < room and self._ready:
+            job = self._ready.popleft()
+            if database_now > _start_by(job):
+                self._release(job)
+                continue
             # Lateness on the database clock, from the job's scheduled second (retries count their wait).
             late = max(0.0, database_now - job.scheduled_at.timestamp())
             self.metrics.lateness.append(late)
             EXECUTOR_LATENESS.observe(late)
+            self._calls += 1
             task = self._loop.create_task(self._deliver(job))
             self._inflight.add(task)
             task.add_done_callback(self._inflight.discard)
-        self.metrics.fired += len(now)
-        EXECUTOR_FIRED.inc(len(now))
+            started += 1
+        self.metrics.fired += started
+        EXECUTOR_FIRED.inc(started)
+        if self._ready and self._calls < self.config.concurrency:
+            self._pump_handle = self._loop.call_soon(self._pump)
 
-    def _start_rest(self, key: object, jobs: list[ClaimedJob]) -> None:
-        self._timers.pop(key, None)
-        self._start_deliveries(jobs)
+    def _release(self, job: ClaimedJob) -> None:
+        """Drop a job that was never called and queue its claim to be given back (by the result writer)."""
+        assert self._results_ready is not None
+        self._releases.append((job.id, job.attempt))
+        self._results_ready.set()
+        self.metrics.released += 1
+        self._job_done()
+
+    def _job_done(self) -> None:
+        """A held job is answered or given back: one slot more for the claims."""
+        assert self._slots_freed is not None
+        self._held -= 1
+        # Wake the claim loop only when a claim may follow (or nothing is held, which the drain
+        # waits for): a wake per answered job cost one `wait_for` task and timer each.
+        if self._held == 0 or self.config.held_max - self._held >= self.config.claim_min:
+            self._slots_freed.set()
+
+    async def _expire_loop(self) -> None:
+        """Give back the jobs that waited for a call slot past `_start_by` while no call ended."""
+        while True:
+            await asyncio.sleep(EXPIRE_CHECK_SECONDS)
+            if not self._ready:
+                continue
+            database_now = self.clock.database_time()
+            expired = [job for job in self._ready if database_now > _start_by(job)]
+            if expired:
+                gone = {id(job) for job in expired}
+                self._ready = deque(job for job in self._ready if id(job) not in gone)
+                for job in expired:
+                    self._release(job)
 
     async def _deliver(self, job: ClaimedJob) -> None:
         assert self._slots_freed is not None and self._results_ready is not None
@@ -521,11 +596,11 @@ class Executor:
             # No result is written: the lease expires and the reconciler returns the job.
             logger.exception("delivery failed unexpectedly", extra={"event": "delivery_crash", "job_id": str(job.id)})
         finally:
-            self._held -= 1
-            # Wake the claim loop only when a claim may follow (or nothing is held, which the drain
-            # waits for): a wake per answered job cost one `wait_for` task and timer each.
-            if self._held == 0 or self.config.concurrency - self._held >= self.config.claim_min:
-                self._slots_freed.set()
+            self._calls -= 1
+            if self._ready and self._pump_handle is None:
+                assert self._loop is not None
+                self._pump_handle = self._loop.call_soon(self._pump)
+            self._job_done()
 
     # -- shutting down ----------------------------------------------------------
 
@@ -539,18 +614,31 @@ class Executor:
                 await asyncio.wait_for(self._slots_freed.wait(), deadline - self._loop.time())
         if self._held == 0:
             return
-        # Past the grace period: these claims stay 'running' until their leases expire,
-        # then the reconciler returns them (the attempt is already counted).
-        abandoned = sum(len(group) for _, group in self._timers.values()) + len(self._inflight)
+        # Past the grace period. Jobs never called (parked, or waiting for a call slot) are given back;
+        # calls in flight stay 'running' until their leases expire, then the reconciler returns them
+        # (the attempt is counted: the call may have reached the receiver).
+        not_started = [job for _, group in self._timers.values() for job in group] + list(self._ready)
         for handle, _ in self._timers.values():
             handle.cancel()
         self._timers.clear()
+        self._ready.clear()
+        if self._pump_handle is not None:
+            self._pump_handle.cancel()
+            self._pump_handle = None
+        for job in not_started:
+            self._release(job)
+        abandoned = len(self._inflight)
         for task in list(self._inflight):
             task.cancel()
         await asyncio.gather(*self._inflight, return_exceptions=True)
         logger.warning(
             "grace period over; unfinished jobs left to the reconciler",
-            extra={"event": "abandoned", "jobs": abandoned, "worker_id": self.config.worker_id},
+            extra={
+                "event": "abandoned",
+                "jobs": abandoned,
+                "released": len(not_started),
+                "worker_id": self.config.worker_id,
+            },
         )
 
     # -- results ----------------------------------------------------------------
@@ -559,11 +647,14 @@ class Executor:
         assert self._loop is not None and self._results_ready is not None
         config = self.config
         while True:
+            if self._releases and not await self._write_releases():
+                continue  # the database failed: tried again after the wait
             if not self._results:
-                if self._writer_closing:
+                if self._writer_closing and not self._releases:
                     return
-                self._results_ready.clear()
-                await self._results_ready.wait()
+                if not self._releases:
+                    self._results_ready.clear()
+                    await self._results_ready.wait()
                 continue
             if len(self._results) < config.result_batch_max and not self._writer_closing:
                 await asyncio.sleep(config.result_flush_seconds)  # gather results finishing together
@@ -611,6 +702,36 @@ class Executor:
                 )
             self.metrics.dropped += len(report.dropped)
             EXECUTOR_FENCE_DROPS.inc(len(report.dropped))
+
+    async def _write_releases(self) -> bool:
+        """Give back the queued claims (one statement); False when the database failed (retried after a wait)."""
+        assert self._loop is not None
+        releases, self._releases = self._releases, []
+        try:
+            released = await self._loop.run_in_executor(
+                self._result_pool,
+                functools.partial(_in_db_thread, release_claims, worker_id=self.config.worker_id, jobs=releases),
+            )
+        except DATABASE_ERRORS as exc:
+            if self.config.once:
+                raise  # unreleased claims: their leases expire and the reconciler returns the jobs
+            self._releases[:0] = releases
+            await asyncio.sleep(self._db_unavailable(self._result_backoff, exc, "releases", jobs=len(releases)))
+            return False
+        self._result_backoff.reset()
+        self._database_answered()
+        EXECUTOR_RELEASED.inc(released)
+        # Fewer than asked: the reconciler had taken those back already (their leases had expired).
+        logger.info(
+            "claims given back",
+            extra={
+                "event": "claims_released",
+                "worker_id": self.config.worker_id,
+                "jobs": len(releases),
+                "released": released,
+            },
+        )
+        return True
 
     def _db_unavailable(self, backoff: ReconnectBackoff, exc: BaseException, what: str, **extra: Any) -> float:
         """Log a dropped database and return the next wait (the workers' one backoff policy)."""

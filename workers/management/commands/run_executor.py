@@ -26,13 +26,24 @@ EVENT_LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
     "uvloop": uvloop.new_event_loop,
     "asyncio": asyncio.new_event_loop,
 }
+# The prefetch's default, per call slot, and its bound: a held job keeps its request in memory (a body
+# of up to 64 KiB), so 2,500 held jobs (--concurrency 500) are at most ~160 MiB.
+PREFETCH_PER_CALL = 4
+MAX_PREFETCH = 50_000
 
 
 class Command(BaseCommand):
     help = "Claim due jobs (SKIP LOCKED), fire each on its second, record results behind the fence."
 
     def add_arguments(self, parser):
-        parser.add_argument("--concurrency", type=int, default=200, help="jobs held at once (parked + in flight)")
+        parser.add_argument("--concurrency", type=int, default=200, help="calls in flight at once")
+        parser.add_argument(
+            "--prefetch",
+            type=int,
+            default=None,
+            help=f"jobs held beyond the calls in flight: claimed ahead and parked, or due and waiting for a call"
+            f" slot (default {PREFETCH_PER_CALL} x --concurrency; at most {MAX_PREFETCH})",
+        )
         # One value, two uses: the idle sleep between claims is also how far ahead a claim
         # reaches, so a job claimed at one poll is parked at most until the next.
         add_loop_options(
@@ -68,9 +79,15 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["concurrency"] < 1 or options["grace"] < 0 or options["warm_seconds"] < 0:
             raise CommandError("--concurrency must be >= 1, --grace and --warm-seconds >= 0")
+        prefetch = options["prefetch"]
+        if prefetch is None:
+            prefetch = min(MAX_PREFETCH, PREFETCH_PER_CALL * options["concurrency"])
+        if not 0 <= prefetch <= MAX_PREFETCH:
+            raise CommandError(f"--prefetch must be between 0 and {MAX_PREFETCH}, got {prefetch}")
         config = ExecutorConfig(
             worker_id=options["worker_id"] or default_worker_id(),
             concurrency=options["concurrency"],
+            prefetch=prefetch,
             poll_seconds=idle_seconds(options),
             grace_seconds=options["grace"],
             warm_seconds=options["warm_seconds"],
