@@ -4,7 +4,7 @@
 
 jobsched: N active tasks (100 tenants, several crons and zones) on a dedicated
 database, made due at one whole second D, with the real processes running as
-shipped (`run_scheduler`, `--executors` x `run_executor --concurrency 500`,
+shipped (`run_scheduler`, `--executors` x `run_executor --concurrency 500` (prefetch as shipped),
 `run_reconciler`). Celery: the same N calls as `eta=D'` tasks on a prefork
 worker with a Redis broker (our own Redis when none answers). Both call the
 same cheap receiver (bench/receiver.py), which times each arrival.
@@ -24,6 +24,7 @@ import json
 import math
 import os
 import platform
+import re
 import signal
 import sys
 import time
@@ -146,6 +147,8 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
     try:
         for child in children:
             child.wait_for_log("event=start", timeout=120)
+        # What the executors run with, as they logged it (the prefetch defaults to 4 per call slot).
+        prefetch = re.search(r"\bprefetch=(\d+)", children[1].log())
         time.sleep(1.0)  # the first polls and imports settle
         watched = {child.name: child.pid for child in children} | {"receiver": receiver.child.pid}
         watched["database_server"] = database_pid or 0
@@ -215,7 +218,8 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
         "exit_codes": exits,
         "processes": {
             "run_scheduler": "shipped defaults",
-            "run_executor": f"{args.executors} processes, {' '.join(executor_options)}",
+            "run_executor": f"{args.executors} processes, {' '.join(executor_options)}"
+            + (f" (prefetch {prefetch.group(1)})" if prefetch else ""),
             "run_reconciler": "shipped defaults",
         },
         "database_server": server_version,

@@ -294,7 +294,11 @@ class Executor:
             if not writer.done():
                 logger.error(
                     "results not written before exit; the reconciler will return these jobs",
-                    extra={"event": "results_abandoned", "results": len(self._results)},
+                    extra={
+                        "event": "results_abandoned",
+                        "results": len(self._results),
+                        "releases": len(self._releases),
+                    },
                 )
         finally:
             reporter.cancel()
