@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sys
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -64,6 +65,8 @@ class ClaimedJob:
     secret_ref: str | None
     # Seconds from the claim (database clock) until the job is due; <= 0 means now.
     due_in: float
+    # The request as read (URL, headers' JSON, body), in bytes of memory: about what holding the job costs.
+    request_bytes: int = 0
 
 
 @functools.lru_cache(maxsize=4096)
@@ -107,6 +110,7 @@ def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
         headers=json.loads(headers) if isinstance(headers, str | bytes) and headers else (headers or {}),
         body=body or "",
         secret_ref=secret_ref or None,
+        request_bytes=sys.getsizeof(url) + sys.getsizeof(headers) + sys.getsizeof(body),
         # Both from the same row of the driver, so both naive (or both aware): no zone needed to subtract.
         due_in=(next_attempt_at - db_now).total_seconds(),
     )

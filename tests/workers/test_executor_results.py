@@ -339,3 +339,12 @@ def test_a_give_back_after_the_reconciler_took_the_lease_back_matches_nothing():
 def test_giving_back_nothing_sends_no_statement(django_assert_num_queries):
     with django_assert_num_queries(0):
         assert release_claims(worker_id="w-a", jobs=[]) == 0
+
+
+@pytestmark_db
+def test_a_claimed_job_knows_about_how_much_memory_its_request_takes():
+    (small,) = _claim()
+    (big,) = _claim(request_body="€" * 40_000, request_headers={"X-Big": "v" * 4000})
+    assert 0 < small.request_bytes < 1_000
+    # Two bytes per character for the body (as Python keeps it), the headers' JSON, the URL.
+    assert 84_000 < big.request_bytes < 86_000

@@ -283,6 +283,8 @@ def test_the_executor_claims_again_only_once_half_of_its_slots_are_free():
     assert ExecutorConfig(worker_id="w", concurrency=1).claim_min == 1
     # Half of all the jobs it may hold: the calls in flight and the prefetch.
     assert ExecutorConfig(worker_id="w", concurrency=500, prefetch=2000).claim_min == 1250
+    # ... and never more than one claim takes (CLAIM_MAX_JOBS, 2,000).
+    assert ExecutorConfig(worker_id="w", concurrency=500, prefetch=10000).claim_min == 2000
 
 
 def test_the_prefetch_holds_more_jobs_than_calls_in_flight_and_never_runs_more_calls_than_the_concurrency(receiver):
@@ -344,3 +346,30 @@ def test_at_the_end_of_the_grace_period_jobs_never_called_are_given_back(receive
     # The call in flight may have reached the receiver: it stays claimed, for the reconciler.
     assert Job.objects.get(id=in_flight[0]).status == JobStatus.RUNNING
     assert running.totals.released == 2
+
+
+def test_past_the_held_requests_memory_bound_an_executor_claims_no_more_ahead(receiver, monkeypatch):
+    from workers.executor import runner as runner_module
+
+    # Claims of 2, and a bound of 1 byte: any job held puts the executor over it.
+    monkeypatch.setattr(runner_module, "CLAIM_MAX_JOBS", 2)
+    monkeypatch.setattr(runner_module, "HELD_REQUEST_BYTES_MAX", 1)
+    held_at_claim: list[tuple[int, int]] = []
+
+    def recording_claim(**claim):
+        jobs = real_claim(**claim)
+        if jobs:
+            held_at_claim.append((running.executor._held, claim["limit"]))
+        return jobs
+
+    real_claim = runner_module.claim_due
+    monkeypatch.setattr(runner_module, "claim_due", recording_claim)
+    ids = bulk_jobs(6, url=receiver.url("/slow/0.3"), next_attempt_at=db_now() - timedelta(seconds=1))
+    running = Running(receiver, concurrency=2, prefetch=8, poll_seconds=0.2)
+    try:
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 6, timeout=20)
+    finally:
+        running.stop()
+    # Without the bound the second claim follows the first at once (8 of 10 slots free); with it, each
+    # claim waits until nothing is held.
+    assert held_at_claim == [(0, 2), (0, 2), (0, 2)]

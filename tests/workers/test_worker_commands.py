@@ -235,8 +235,8 @@ def test_a_prefetch_out_of_its_bounds_is_refused(value):
         call_command("run_executor", once=True, prefetch=value)
 
 
-@pytest.mark.parametrize(("options", "prefetch"), [(("--concurrency", "3"), 12), (("--prefetch", "0"), 0)])
-def test_the_executors_prefetch_defaults_to_four_jobs_per_call_slot(options, prefetch):
+@pytest.mark.parametrize(("options", "prefetch"), [(("--concurrency", "3"), 60), (("--prefetch", "0"), 0)])
+def test_the_executors_prefetch_defaults_to_twenty_jobs_per_call_slot(options, prefetch):
     done = run_once("run_executor", "--idle-seconds", "0.2", *options)
     assert done.returncode == 0, done.stderr
     (line,) = [line for line in (done.stdout + done.stderr).splitlines() if "event=start" in line]
