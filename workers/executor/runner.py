@@ -55,6 +55,9 @@ from django.db import connection
 from django.db.utils import DatabaseError
 
 from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, claim_due, record_results, release_claims
+from tasks.egress import MAX_URL_LENGTH
+from tasks.headers import MAX_TOTAL_BYTES as MAX_HEADER_BYTES
+from tasks.serializers import MAX_BODY_BYTES
 from workers.health import Heartbeat
 from workers.loop import DATABASE_ERRORS, LoopFailed, ReconnectBackoff, StopFlag, describe
 from workers.metrics import (
@@ -84,16 +87,22 @@ CLAIM_JITTER_SECONDS = 0.1  # ... plus up to this much, drawn per sleep (see _id
 WARM_MIN_SECONDS = 0.02  # a group due sooner is not warmed: its calls would race the warm-up's dials
 # claim_mark_running's lease: the job's time (or the claim's, if later) + its timeout + LEASE_SLACK_SECONDS.
 # A job waiting for a call slot starts at most START_WITHIN_SECONDS after that time, so its whole call
-# (bounded by its timeout) ends 10 s before the lease does; later, it is given back instead.
+# (bounded by its timeout) ends 20 s before the lease does, for its result to be written; later, it is
+# given back instead.
 LEASE_SLACK_SECONDS = 30.0
-START_WITHIN_SECONDS = LEASE_SLACK_SECONDS - 10.0
+START_WITHIN_SECONDS = LEASE_SLACK_SECONDS - 20.0
 EXPIRE_CHECK_SECONDS = 1.0  # how often jobs waiting for a call slot are checked against that bound
+# After giving a job back (its calls are too slow for what it holds), an executor claims no more than
+# its call slots for this long: claimed again at once, those jobs would only wait and go back again.
+PREFETCH_PAUSE_SECONDS = 30.0
 # One claim takes at most this many jobs: a claim of 10,000 outlasted the 0.9 s it starts ahead of a
 # burst's second in `make bench` (the first call 0.14-0.18 s late); a full claim is followed by the next.
 CLAIM_MAX_JOBS = 2000
-# The prefetch holds requests in memory (a job's is at most ~82 KiB of UTF-8: body, headers, URL): past
-# this many bytes held (ClaimedJob.request_bytes), an executor claims no more than its free call slots.
-HELD_REQUEST_BYTES_MAX = 128 * 1024 * 1024
+# The held jobs' requests in memory (ClaimedJob.request_bytes) stay under HELD_REQUEST_BYTES_MAX: a claim
+# takes no more jobs than fit if each were as large as the API allows (MAX_REQUEST_BYTES: body, headers,
+# URL, as Python keeps them: never more bytes than their UTF-8, plus the objects' own headers).
+HELD_REQUEST_BYTES_MAX = 192 * 1024 * 1024
+MAX_REQUEST_BYTES = MAX_BODY_BYTES + MAX_HEADER_BYTES + MAX_URL_LENGTH + 1024
 
 
 def default_worker_id() -> str:
@@ -212,6 +221,7 @@ class Executor:
         self.totals = Metrics()
         self._held = 0  # claimed jobs not yet answered: parked on a timer, waiting for a call slot, or in flight
         self._held_bytes = 0  # their requests' sizes (ClaimedJob.request_bytes)
+        self._prefetch_paused_until = 0.0  # time.monotonic(): see PREFETCH_PAUSE_SECONDS
         self._timers: dict[object, tuple[asyncio.Handle, list[ClaimedJob]]] = {}  # parked
         self._ready: deque[ClaimedJob] = deque()  # due, waiting for a call slot (in order)
         self._pump_handle: asyncio.Handle | None = None  # the next turn's `_pump`, when one is due
@@ -253,14 +263,14 @@ class Executor:
 
     async def run(self, *, install_signals: bool = False, started: Callable[[], None] | None = None) -> Metrics:
         self._loop = asyncio.get_running_loop()
-        self._stopping = stopping = asyncio.Event()
+        self._stopping = asyncio.Event()
         self._slots_freed = asyncio.Event()
         self._results_ready = asyncio.Event()
         loop = self._loop
 
         def mirror_stop() -> None:
             # Set from a signal handler or another thread: hand it to the event loop.
-            loop.call_soon_threadsafe(stopping.set)
+            loop.call_soon_threadsafe(self._begin_stop)
 
         self.stop.add_listener(mirror_stop)
         if install_signals:
@@ -286,14 +296,14 @@ class Executor:
         crashed: BaseException | None = None
         try:
             stop_waiter = asyncio.ensure_future(self._stopping.wait())
-            await asyncio.wait([stop_waiter, claimer, writer], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([stop_waiter, claimer, writer, expirer], return_when=asyncio.FIRST_COMPLETED)
             if self.config.once and claimer.done() and _failure(claimer) is None and not writer.done():
                 # Everything due is claimed: wait for those jobs (a stop still cuts this to the grace period).
                 await self._wait_until_nothing_held(stop_waiter)
             stop_waiter.cancel()
             await asyncio.gather(stop_waiter, return_exceptions=True)  # no task left pending
-            crashed = self._crash(claimer, writer)
-            self._stopping.set()
+            crashed = self._crash(claimer, writer, expirer)
+            self._begin_stop()
             if not claimer.done():
                 await asyncio.wait([claimer])  # it finishes the claim in progress, so no committed claim is lost
             await self._drain(self._loop.time() + self.config.grace_seconds)
@@ -334,10 +344,16 @@ class Executor:
                     **self.totals.fields(),
                 },
             )
-        crashed = crashed or self._crash(claimer, writer)
+        crashed = crashed or self._crash(claimer, writer, expirer)
         if crashed is not None:
             raise LoopFailed(f"executor: {describe(crashed)}") from crashed
         return self.totals
+
+    def _begin_stop(self) -> None:
+        """Stop claiming: also wakes a claim loop waiting for free slots (it waits up to a poll)."""
+        assert self._stopping is not None and self._slots_freed is not None
+        self._stopping.set()
+        self._slots_freed.set()
 
     def _crash(self, *tasks: asyncio.Task[None]) -> BaseException | None:
         """The first loop that died of an error, logged: a bug (the database is retried), or any error once."""
@@ -392,7 +408,8 @@ class Executor:
             if self.heartbeat is not None:
                 self.heartbeat.beat()  # once per poll at least: a blocked event loop stops the beats
             free = self._free_slots()
-            if free < config.claim_min:
+            # Holding nothing, any room is claimed (the memory bound can leave less than claim_min).
+            if free < config.claim_min and not (free > 0 and self._held == 0):
                 self._slots_freed.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._slots_freed.wait(), config.poll_seconds)
@@ -409,7 +426,7 @@ class Executor:
                         _in_db_thread,
                         self._claim_and_load_secrets,
                         worker_id=config.worker_id,
-                        limit=min(free, CLAIM_MAX_JOBS),
+                        limit=free,
                         lookahead_seconds=config.poll_seconds,
                     ),
                 )
@@ -423,7 +440,7 @@ class Executor:
             self._park(jobs)
             self.metrics.claimed += len(jobs)
             EXECUTOR_CLAIMED.inc(len(jobs))
-            if config.once and len(jobs) < min(free, CLAIM_MAX_JOBS):
+            if config.once and len(jobs) < free:
                 return  # everything due within the lookahead is claimed
             if not jobs:
                 await self._sleep(self._idle_seconds())  # nothing claimable is due within the lookahead
@@ -433,11 +450,14 @@ class Executor:
             # waiting in the middle of a burst: `make bench`'s last call came up to a second later.
 
     def _free_slots(self) -> int:
-        """Jobs the next claim may take: up to `--concurrency` + `--prefetch` held, or only up to the call
-        slots while the held requests are over HELD_REQUEST_BYTES_MAX (large bodies)."""
-        if self._held_bytes >= HELD_REQUEST_BYTES_MAX:
-            return self.config.concurrency - self._held
-        return self.config.held_max - self._held
+        """Jobs the next claim may take: up to `--concurrency` + `--prefetch` held (only up to the call
+        slots for a while after a give-back), as many as fit in HELD_REQUEST_BYTES_MAX at the largest
+        request size, at most CLAIM_MAX_JOBS."""
+        held_max = self.config.held_max
+        if time.monotonic() < self._prefetch_paused_until:
+            held_max = self.config.concurrency
+        room = (HELD_REQUEST_BYTES_MAX - self._held_bytes) // MAX_REQUEST_BYTES
+        return max(0, min(held_max - self._held, room, CLAIM_MAX_JOBS))
 
     def _idle_seconds(self) -> float:
         """The idle sleep: the poll interval, cut short so the next claim starts CLAIM_LEAD_SECONDS
@@ -547,7 +567,7 @@ class Executor:
         while started < room and self._ready:
             job = self._ready.popleft()
             if database_now > _start_by(job):
-                self._release(job)
+                self._release(job, slow=True)
                 continue
             # Lateness on the database clock, from the job's scheduled second (retries count their wait).
             late = max(0.0, database_now - job.scheduled_at.timestamp())
@@ -563,9 +583,14 @@ class Executor:
         if self._ready and self._calls < self.config.concurrency:
             self._pump_handle = self._loop.call_soon(self._pump)
 
-    def _release(self, job: ClaimedJob) -> None:
-        """Drop a job that was never called and queue its claim to be given back (by the result writer)."""
+    def _release(self, job: ClaimedJob, *, slow: bool = False) -> None:
+        """Drop a job that was never called and queue its claim to be given back (by the result writer).
+
+        `slow`: it waited too long for a call slot; the prefetch pauses (PREFETCH_PAUSE_SECONDS).
+        """
         assert self._results_ready is not None
+        if slow:
+            self._prefetch_paused_until = time.monotonic() + PREFETCH_PAUSE_SECONDS
         self._releases.append((job.id, job.attempt))
         self._results_ready.set()
         self.metrics.released += 1
@@ -593,7 +618,7 @@ class Executor:
                 gone = {id(job) for job in expired}
                 self._ready = deque(job for job in self._ready if id(job) not in gone)
                 for job in expired:
-                    self._release(job)
+                    self._release(job, slow=True)
 
     async def _deliver(self, job: ClaimedJob) -> None:
         assert self._slots_freed is not None and self._results_ready is not None
@@ -631,6 +656,11 @@ class Executor:
         """Let parked and in-flight jobs finish until `deadline`; cancel the rest."""
         assert self._loop is not None and self._slots_freed is not None
         logger.info("draining", extra={"event": "drain", "held": self._held, "worker_id": self.config.worker_id})
+        # Due jobs still waiting for a call slot go back at once: another executor may have free slots.
+        waiting = list(self._ready)
+        self._ready.clear()
+        for job in waiting:
+            self._release(job)
         while self._held > 0 and self._loop.time() < deadline:
             self._slots_freed.clear()
             with contextlib.suppress(TimeoutError):
@@ -670,8 +700,8 @@ class Executor:
         assert self._loop is not None and self._results_ready is not None
         config = self.config
         while True:
-            if self._releases and not await self._write_releases():
-                continue  # the database failed: tried again after the wait
+            if self._releases:
+                await self._write_releases()
             if not self._results:
                 if self._writer_closing and not self._releases:
                     return
@@ -726,8 +756,15 @@ class Executor:
             self.metrics.dropped += len(report.dropped)
             EXECUTOR_FENCE_DROPS.inc(len(report.dropped))
 
-    async def _write_releases(self) -> bool:
-        """Give back the queued claims (one statement); False when the database failed (retried after a wait)."""
+    async def _write_releases(self) -> None:
+        """Give back the queued claims (one statement, never sent twice).
+
+        A statement that failed may have committed before its answer was lost, and the claim's
+        `attempt + 1` it undid may since have been taken again, by this executor too: sent again, it
+        would give back that new claim while its call runs. So a failed give-back is not retried:
+        those jobs stay claimed until their leases expire, and the reconciler takes them back (their
+        attempt counted, as after a crash).
+        """
         assert self._loop is not None
         releases, self._releases = self._releases, []
         try:
@@ -738,10 +775,18 @@ class Executor:
         except DATABASE_ERRORS as exc:
             if self.config.once:
                 raise  # unreleased claims: their leases expire and the reconciler returns the jobs
-            self._releases[:0] = releases
-            await asyncio.sleep(self._db_unavailable(self._result_backoff, exc, "releases", jobs=len(releases)))
-            return False
-        self._result_backoff.reset()
+            if self.heartbeat is not None:
+                self.heartbeat.database_failed()
+            logger.warning(
+                "claims not given back; left to the reconciler",
+                extra={
+                    "event": "release_failed",
+                    "worker_id": self.config.worker_id,
+                    "jobs": len(releases),
+                    "error": describe(exc),
+                },
+            )
+            return
         self._database_answered()
         EXECUTOR_RELEASED.inc(released)
         # Fewer than asked: the reconciler had taken those back already (their leases had expired).
@@ -754,7 +799,6 @@ class Executor:
                 "released": released,
             },
         )
-        return True
 
     def _db_unavailable(self, backoff: ReconnectBackoff, exc: BaseException, what: str, **extra: Any) -> float:
         """Log a dropped database and return the next wait (the workers' one backoff policy)."""

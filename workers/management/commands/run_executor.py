@@ -26,11 +26,11 @@ EVENT_LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
     "uvloop": uvloop.new_event_loop,
     "asyncio": asyncio.new_event_loop,
 }
-# The prefetch's default, per call slot, and its bound. In `make bench` (--concurrency 500) the last of
-# 30,000 calls came 4.8-5.1 s after its second with 4 per slot, 3.9 with 10, 3.3-3.6 with 20 (with
-# claims of up to 10,000, then the first call was 0.14-0.18 s late; with claims of at most 2,000 it left
-# at once, and the last 2.4-3.8 s). A held job keeps its request in memory: the runner claims ahead only
-# while the held requests fit in HELD_REQUEST_BYTES_MAX.
+# The prefetch's default, per call slot, and its bound. On the whole-system bench (--concurrency 500,
+# 30,000 calls due at one second; README, Benchmarks) the last call came 4.2-5.1 s after its second
+# with 4 per slot, 3.9 s with 10, and 2.4-3.8 s with 20 (claims of at most 2,000: runner.CLAIM_MAX_JOBS).
+# A held job keeps its request in memory: the runner claims ahead only while the held requests fit in
+# runner.HELD_REQUEST_BYTES_MAX.
 PREFETCH_PER_CALL = 20
 MAX_PREFETCH = 50_000
 
