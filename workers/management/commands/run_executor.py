@@ -28,7 +28,7 @@ EVENT_LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
 }
 # The prefetch's default, per call slot, and its bound. On the whole-system bench (--concurrency 500,
 # 30,000 calls due at one second; README, Benchmarks) the last call came 4.2-5.1 s after its second
-# with 4 per slot, 3.9 s with 10, and 2.4-3.8 s with 20 (claims of at most 2,000: runner.CLAIM_MAX_JOBS).
+# with 4 per slot, 3.9 s with 10, and 2.4-4.1 s with 20 (claims of at most 2,000: runner.CLAIM_MAX_JOBS).
 # A held job keeps its request in memory: the runner claims ahead only while the held requests fit in
 # runner.HELD_REQUEST_BYTES_MAX.
 PREFETCH_PER_CALL = 20
