@@ -422,3 +422,27 @@ def test_a_claim_takes_no_more_jobs_than_fit_in_the_held_requests_memory_bound(r
     assert held_at_claim == [(0, 2), (0, 2), (0, 2)]
     assert [len(request.body) for request in receiver.received("/slow/0.3")] == [300_000] * 6
     assert running.executor._held_bytes == 0
+
+
+def test_jobs_due_at_one_instant_share_one_timer_across_claims_and_start_in_claim_order(receiver, monkeypatch):
+    from workers.executor import runner as runner_module
+
+    claimed: list[str] = []
+
+    def small_claim(**claim):
+        jobs = real_claim(**{**claim, "limit": min(claim["limit"], 2)})
+        claimed.extend(str(job.id) for job in jobs)
+        return jobs
+
+    real_claim = runner_module.claim_due
+    monkeypatch.setattr(runner_module, "claim_due", small_claim)
+    bulk_jobs(6, url=receiver.url("/hook"), next_attempt_at=db_now().replace(microsecond=0) + timedelta(seconds=2))
+    # One call at a time: the calls arrive in the order they were started.
+    running = Running(receiver, concurrency=1, prefetch=7, poll_seconds=3.0)
+    try:
+        wait_until(lambda: running.executor._held == 6, timeout=10, what="three claims of two, parked")
+        assert len(running.executor._timers) == 1  # one timer for the three claims' instant
+        wait_until(lambda: len(receiver.received("/hook")) == 6, timeout=10)
+    finally:
+        running.stop()
+    assert [request.headers["Idempotency-Key"] for request in receiver.received("/hook")] == claimed
