@@ -148,17 +148,20 @@ def test_a_mixed_batch_is_written_in_one_go_each_row_with_its_own_outcome():
     ]
 
 
+# Each guard of the fence, broken: the claim is no longer ours (the results' and the give-backs' tests).
+FENCE_BREAKS = {
+    "another worker": "UPDATE jobs SET worker_id = 'w-other' WHERE id = %s",
+    "a newer attempt": "UPDATE jobs SET attempt = attempt + 1 WHERE id = %s",
+    "returned to pending": "UPDATE jobs SET status = 'pending', worker_id = NULL WHERE id = %s",
+    "already finished": "UPDATE jobs SET status = 'succeeded' WHERE id = %s",
+}
+
+
 @pytestmark_db
 @pytest.mark.parametrize(
     "tamper",
-    [
-        "UPDATE jobs SET worker_id = 'w-other' WHERE id = %s",
-        "UPDATE jobs SET attempt = attempt + 1 WHERE id = %s",
-        "UPDATE jobs SET status = 'pending', worker_id = NULL WHERE id = %s",
-        "UPDATE jobs SET status = 'succeeded' WHERE id = %s",
-        "DELETE FROM jobs WHERE id = %s",
-    ],
-    ids=["another worker", "a newer attempt", "returned to pending", "already finished", "archived"],
+    [*FENCE_BREAKS.values(), "DELETE FROM jobs WHERE id = %s"],
+    ids=[*FENCE_BREAKS, "archived"],
 )
 def test_each_guard_that_no_longer_matches_drops_the_result_and_leaves_the_row_alone(tamper):
     jobs = _claim(2)
@@ -304,16 +307,7 @@ def test_a_retry_given_back_keeps_its_attempt_log_and_its_earlier_attempts():
     assert started is not None and attempts == attempts_before  # the call that was made is still logged
 
 
-@pytest.mark.parametrize(
-    "tamper",
-    [
-        "UPDATE jobs SET worker_id = 'w-other' WHERE id = %s",
-        "UPDATE jobs SET attempt = attempt + 1 WHERE id = %s",
-        "UPDATE jobs SET status = 'pending', worker_id = NULL WHERE id = %s",
-        "UPDATE jobs SET status = 'succeeded' WHERE id = %s",
-    ],
-    ids=["another worker", "a newer attempt", "taken back by the reconciler", "already finished"],
-)
+@pytest.mark.parametrize("tamper", FENCE_BREAKS.values(), ids=FENCE_BREAKS)
 @pytestmark_db
 def test_a_give_back_whose_fence_no_longer_matches_leaves_the_row_alone(tamper):
     jobs = _claim(2)
