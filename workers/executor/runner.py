@@ -17,10 +17,11 @@ delays a claim and the event loop never waits on MySQL.
   skew does not move the fire time, and a job never fires earlier than its
   second minus the estimate's error bound (half the shortest round trip).
 - Results queue up and are written in batches behind their fences.
-- SIGTERM: stop claiming; parked and in-flight jobs get until the grace period
-  ends (parked ones are due within one poll, which is shorter); what has not
-  started by then is given back, what is still in flight is cancelled and left
-  to the reconciler (its lease expires); queued results are flushed; exit.
+- SIGTERM: stop claiming; due jobs waiting for a call slot are given back at
+  once; parked and in-flight jobs get until the grace period ends (parked ones
+  are due within one poll, which is shorter); what has not started by then is
+  given back, what is still in flight is cancelled and left to the reconciler
+  (its lease expires); queued results are flushed; exit.
 - The database dropping mid-run is survived: claims and writes back off (the
   workers' one `ReconnectBackoff` policy) and retry on a fresh connection.
   Nothing fires without a committed claim.
