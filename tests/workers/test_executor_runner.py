@@ -395,16 +395,16 @@ def test_a_give_back_that_failed_is_not_sent_again_and_the_results_are_still_wri
 def test_a_claim_takes_no_more_jobs_than_fit_in_the_held_requests_memory_bound(receiver, monkeypatch):
     from workers.executor import runner as runner_module
 
-    # Requests of up to 400 kB and a bound of 1 MB: a claim holding nothing takes 2, one holding two
-    # of ~300 kB could take 1, fewer than half of the 10 slots, so it waits until nothing is held.
+    # Requests of up to 400 kB and a bound of 1.1 MB: a claim holding nothing takes 2; holding two of
+    # ~300 kB, one more.
     monkeypatch.setattr(runner_module, "MAX_REQUEST_BYTES", 400_000)
-    monkeypatch.setattr(runner_module, "HELD_REQUEST_BYTES_MAX", 1_000_000)
-    held_at_claim: list[tuple[int, int]] = []
+    monkeypatch.setattr(runner_module, "HELD_REQUEST_BYTES_MAX", 1_100_000)
+    at_claim: list[tuple[int, int, int]] = []  # (held bytes, limit, taken)
 
     def recording_claim(**claim):
         jobs = real_claim(**claim)
         if jobs:
-            held_at_claim.append((running.executor._held, claim["limit"]))
+            at_claim.append((running.executor._held_bytes, claim["limit"], len(jobs)))
         return jobs
 
     real_claim = runner_module.claim_due
@@ -419,7 +419,11 @@ def test_a_claim_takes_no_more_jobs_than_fit_in_the_held_requests_memory_bound(r
     finally:
         running.stop()
     # Without the bound the first claim takes all six (10 slots free).
-    assert held_at_claim == [(0, 2), (0, 2), (0, 2)]
+    assert at_claim[0] == (0, 2, 2)
+    assert sum(taken for _, _, taken in at_claim) == 6
+    # Each claim left room for its jobs at the largest size: never past the bound.
+    assert all(held + limit * 400_000 <= 1_100_000 for held, limit, _ in at_claim)
+    assert any(held > 0 for held, _, _ in at_claim), at_claim  # and it claimed while holding some (not only when empty)
     assert [len(request.body) for request in receiver.received("/slow/0.3")] == [300_000] * 6
     assert running.executor._held_bytes == 0
 

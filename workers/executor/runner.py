@@ -409,9 +409,8 @@ class Executor:
         while not self._stopping.is_set():
             if self.heartbeat is not None:
                 self.heartbeat.beat()  # once per poll at least: a blocked event loop stops the beats
-            free = self._free_slots()
-            # Holding nothing, any room is claimed (the memory bound can leave less than claim_min).
-            if free < config.claim_min and not (free > 0 and self._held == 0):
+            free, worth = self._claim_room()
+            if free < worth:
                 self._slots_freed.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._slots_freed.wait(), config.poll_seconds)
@@ -451,15 +450,22 @@ class Executor:
             # ended). Sleeping after one (until 0.9 s before the next second) left hundreds of due jobs
             # waiting in the middle of a burst: `make bench`'s last call came up to a second later.
 
-    def _free_slots(self) -> int:
-        """Jobs the next claim may take: up to `--concurrency` + `--prefetch` held (only up to the call
-        slots for a while after a give-back), as many as fit in HELD_REQUEST_BYTES_MAX at the largest
-        request size, at most CLAIM_MAX_JOBS."""
+    def _claim_room(self) -> tuple[int, int]:
+        """(jobs the next claim may take, the fewest worth a claim now).
+
+        What may be held: `--concurrency` + `--prefetch` (only `--concurrency` for a while after a
+        give-back), and no more than fit in HELD_REQUEST_BYTES_MAX at the largest request size; one
+        claim takes at most CLAIM_MAX_JOBS. Worth a claim: `claim_min`, or half of what may be held
+        when that is less (the pause, the memory bound), so a claim never waits for the executor to
+        empty.
+        """
         held_max = self.config.held_max
         if time.monotonic() < self._prefetch_paused_until:
             held_max = self.config.concurrency
         room = (HELD_REQUEST_BYTES_MAX - self._held_bytes) // MAX_REQUEST_BYTES
-        return max(0, min(held_max - self._held, room, CLAIM_MAX_JOBS))
+        capacity = min(held_max, self._held + room)
+        free = max(0, min(capacity - self._held, CLAIM_MAX_JOBS))
+        return free, max(1, min(self.config.claim_min, capacity // 2))
 
     def _idle_seconds(self) -> float:
         """The idle sleep: the poll interval, cut short so the next claim starts CLAIM_LEAD_SECONDS
@@ -513,14 +519,21 @@ class Executor:
             parked = self._parked_at.get(due)
             if parked is not None:
                 self._timers[parked][1].extend(group)  # the timer's own list: it fires them all
+                if (
+                    self.config.warm_seconds > 0
+                    and parked not in self._warm_timers  # its warm-up began: it counted the jobs it had
+                    and self.clock.local_time(due) - time.monotonic() > WARM_MIN_SECONDS
+                ):
+                    self._warm(object(), group, self.clock.local_time(due))
                 continue
-            key = self._parked_at[due] = object()
+            key = object()
             # The database clock's `due` on the local clock (early by at most the estimate's error bound),
             # not the claim's NOW(3) plus its duration: under a burst that wait was most of the lateness.
             at = self.clock.local_time(due)
             wait = at - time.monotonic()
             handle = self._loop.call_later(max(0.0, wait), self._fire, key, group, at, due)
             self._timers[key] = (handle, group)
+            self._parked_at[due] = key
             if self.config.warm_seconds > 0 and wait > WARM_MIN_SECONDS:
                 # Only jobs already claimed, and only while they wait: a group due now dials as it fires.
                 delay = max(0.0, wait - self.config.warm_seconds)
@@ -554,8 +567,15 @@ class Executor:
         self._start_deliveries(group)
 
     def _start_deliveries(self, jobs: list[ClaimedJob]) -> None:
-        """Queue due jobs for a call slot, and start what the free slots allow (`_pump`)."""
+        """Queue due jobs for a call slot, and start what the free slots allow (`_pump`).
+
+        While stopping, the jobs beyond the free call slots are given back at once (as `_drain` does).
+        """
+        assert self._stopping is not None
         self._ready.extend(jobs)
+        if self._stopping.is_set():
+            while len(self._ready) > max(0, self.config.concurrency - self._calls):
+                self._release(self._ready.pop())
         if self._pump_handle is None:
             self._pump()
 
@@ -616,7 +636,11 @@ class Executor:
         self._held_bytes -= job.request_bytes
         # Wake the claim loop only when a claim may follow (or nothing is held, which the drain
         # waits for): a wake per answered job cost one `wait_for` task and timer each.
-        if self._held == 0 or self.config.held_max - self._held >= self.config.claim_min:
+        if self._held == 0:
+            self._slots_freed.set()
+            return
+        free, worth = self._claim_room()
+        if free >= worth:
             self._slots_freed.set()
 
     async def _expire_loop(self) -> None:
@@ -684,8 +708,11 @@ class Executor:
         # calls in flight stay 'running' until their leases expire, then the reconciler returns them
         # (the attempt is counted: the call may have reached the receiver).
         not_started = [job for _, group in self._timers.values() for job in group] + list(self._ready)
-        for handle, _ in self._timers.values():
+        for key, (handle, _) in self._timers.items():
             handle.cancel()
+            warm = self._warm_timers.pop(key, None)
+            if warm is not None:
+                warm.cancel()
         self._timers.clear()
         self._parked_at.clear()
         self._ready.clear()
