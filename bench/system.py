@@ -147,7 +147,7 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
     try:
         for child in children:
             child.wait_for_log("event=start", timeout=120)
-        # What the executors run with, as they logged it (the prefetch defaults to 4 per call slot).
+        # What the executors run with, as they logged it (the prefetch defaults to 20 per call slot).
         prefetch = re.search(r"\bprefetch=(\d+)", children[1].log())
         time.sleep(1.0)  # the first polls and imports settle
         watched = {child.name: child.pid for child in children} | {"receiver": receiver.child.pid}

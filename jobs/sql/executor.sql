@@ -53,12 +53,13 @@ WHERE id IN ({ids})
 
 -- name: claim_release
 -- Give back claimed jobs that were never called (run_executor's prefetch: a job that waited for a
--- call slot until too little of its lease was left, or was still parked or waiting when the grace
--- period ended). Each row behind its own fence, as a result is; a job the reconciler already took
+-- call slot until too little of its lease was left, or was not called when its executor stopped).
+-- Each row behind its own fence, as a result is; a job the reconciler already took
 -- back (or anyone else holds) matches 0 rows and is left as it is. The claim's attempt + 1 is undone:
 -- no call was made, so the attempt budget is unchanged, and the only holder of that fencing token,
 -- the releasing executor, has forgotten the job before this runs (a later claim that gets the same
--- number is the only one holding it). Nothing is written to the attempt log or the task's health.
+-- number is the only one holding it; so a statement that failed, which may have committed, is never
+-- sent again: runner._write_releases). Nothing is written to the attempt log or the task's health.
 -- started_at goes back to NULL for a job never run before; a retry keeps this claim's time (its
 -- earlier attempts' are in the attempt log). The rows are one JSON document of [id in hex, attempt],
 -- read first and each job found by its primary key, as in result_write.
