@@ -17,7 +17,7 @@ delays a claim and the event loop never waits on MySQL.
   skew does not move the fire time, and a job never fires earlier than its
   second minus the estimate's error bound (half the shortest round trip).
 - Results queue up and are written in batches behind their fences.
-- SIGTERM: stop claiming; due jobs waiting for a call slot are given back at
+- SIGTERM: stop claiming; due jobs the free call slots cannot take are given back at
   once; parked and in-flight jobs get until the grace period ends (parked ones
   are due within one poll, which is shorter); what has not started by then is
   given back, what is still in flight is cancelled and left to the reconciler
@@ -569,15 +569,19 @@ class Executor:
     def _start_deliveries(self, jobs: list[ClaimedJob]) -> None:
         """Queue due jobs for a call slot, and start what the free slots allow (`_pump`).
 
-        While stopping, the jobs beyond the free call slots are given back at once (as `_drain` does).
+        While stopping, the jobs beyond the free call slots are given back at once.
         """
         assert self._stopping is not None
         self._ready.extend(jobs)
         if self._stopping.is_set():
-            while len(self._ready) > max(0, self.config.concurrency - self._calls):
-                self._release(self._ready.pop())
+            self._give_back_beyond_free_slots()
         if self._pump_handle is None:
             self._pump()
+
+    def _give_back_beyond_free_slots(self) -> None:
+        """Give back the waiting jobs the free call slots cannot take now (the latest first)."""
+        while len(self._ready) > max(0, self.config.concurrency - self._calls):
+            self._release(self._ready.pop())
 
     def _pump(self) -> None:
         """Start up to FIRE_SLICE due jobs now, within the free call slots; the rest on the next turns.
@@ -588,7 +592,7 @@ class Executor:
         connection needs a few turns (connect, then send), and every turn also starts a
         slice, so slices are small: 25 per turn still held a loaded machine's first call
         0.34 s (the executor had started 125 by then); the extra turns cost one select each.
-        A job that waited for a slot past `_start_by` is given back instead (never fired).
+        A job that waits for a slot past `_start_by` is given back by `_expire_loop` instead.
         """
         assert self._loop is not None
         self._pump_handle = None
@@ -599,9 +603,6 @@ class Executor:
         started = 0
         while started < room and self._ready:
             job = self._ready.popleft()
-            if database_now > _start_by(job):
-                self._release(job, slow=True)
-                continue
             # Lateness on the database clock, from the job's scheduled second (retries count their wait).
             late = max(0.0, database_now - job.scheduled_at.timestamp())
             self.metrics.lateness.append(late)
@@ -644,18 +645,23 @@ class Executor:
             self._slots_freed.set()
 
     async def _expire_loop(self) -> None:
-        """Give back the jobs that waited for a call slot past `_start_by` while no call ended."""
+        """Every EXPIRE_CHECK_SECONDS, give back the jobs that waited for a call slot past `_start_by`.
+
+        Only here, not as each call starts (the hot path): the bound leaves 20 s before the lease ends,
+        so a call started up to a check late still ends well before it.
+        """
         while True:
             await asyncio.sleep(EXPIRE_CHECK_SECONDS)
             if not self._ready:
                 continue
             database_now = self.clock.database_time()
-            expired = [job for job in self._ready if database_now > _start_by(job)]
-            if expired:
-                gone = {id(job) for job in expired}
-                self._ready = deque(job for job in self._ready if id(job) not in gone)
-                for job in expired:
-                    self._release(job, slow=True)
+            kept: deque[ClaimedJob] = deque()
+            expired: list[ClaimedJob] = []
+            for job in self._ready:
+                (expired if database_now > _start_by(job) else kept).append(job)
+            self._ready = kept
+            for job in expired:
+                self._release(job, slow=True)
 
     async def _deliver(self, job: ClaimedJob) -> None:
         assert self._slots_freed is not None and self._results_ready is not None
@@ -693,11 +699,8 @@ class Executor:
         """Let parked and in-flight jobs finish until `deadline`; cancel the rest."""
         assert self._loop is not None and self._slots_freed is not None
         logger.info("draining", extra={"event": "drain", "held": self._held, "worker_id": self.config.worker_id})
-        # Due jobs still waiting for a call slot go back at once: another executor may have free slots.
-        waiting = list(self._ready)
-        self._ready.clear()
-        for job in waiting:
-            self._release(job)
+        # Due jobs the free call slots cannot take go back at once: another executor may have free slots.
+        self._give_back_beyond_free_slots()
         while self._held > 0 and self._loop.time() < deadline:
             self._slots_freed.clear()
             with contextlib.suppress(TimeoutError):
