@@ -15,7 +15,7 @@ from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
 from tests.workers.test_executor_runner import Running
-from workers.executor.backoff import MAX_BACKOFF_SECONDS, retry_after_seconds
+from workers.executor.backoff import MAX_BACKOFF_SECONDS, retry_after_for, retry_after_seconds
 from workers.executor.results import decide
 
 NOW = datetime(2027, 1, 1, 12, 0, tzinfo=UTC)
@@ -37,6 +37,10 @@ __all__ = ["each_engine"]  # the fixture, imported for pytest
         ("soon", None),
         ("", None),
         (None, None),
+        # Years past datetime's range: ValueError and OverflowError inside the parser, read as unusable.
+        ("Fri, 31 Dec 99999 23:59:59 GMT", None),
+        ("Fri, 31 Dec 999999999999 23:59:59 GMT", None),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", MAX_BACKOFF_SECONDS),
     ],
 )
 def test_retry_after_is_read_as_seconds_or_an_http_date(value, seconds):
@@ -99,3 +103,32 @@ def test_a_real_executor_schedules_the_next_attempt_when_the_receiver_asked(rece
     # Our backoff would have been 10 s; the receiver asked for 10 minutes.
     wait = (job.next_attempt_at - started).total_seconds()
     assert 590 <= wait <= 615, wait
+
+
+HUGE_YEAR = "Fri, 31 Dec 999999999999 23:59:59 GMT"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("status", "outcome"), [(200, JobStatus.SUCCEEDED), (503, JobStatus.PENDING)])
+def test_a_retry_after_past_any_calendar_still_writes_the_result(receiver, status, outcome):
+    """A header the parser overflows on is unusable, never a crash: the 200 is recorded, the 503 backs off as ours."""
+    started = db_now()
+    (job_id,) = bulk_jobs(1, url=receiver.url(f"/retry-after/{status}/{quote(HUGE_YEAR)}"), next_attempt_at=started)
+    running = Running(receiver)
+    try:
+        wait_until(lambda: Job.objects.get(id=job_id).status == outcome and Job.objects.get(id=job_id).attempt == 1)
+    finally:
+        running.stop()
+    job = Job.objects.get(id=job_id)
+    assert (job.status, job.http_status) == (outcome, status)
+    if status == 503:
+        wait = (job.next_attempt_at - started).total_seconds()
+        assert wait <= 15, wait  # our backoff (10 s), not the header
+
+
+def test_retry_after_is_read_only_where_the_status_gives_it_meaning():
+    """On a 200 or a 500 the header is not parsed at all: nothing it holds can affect the result."""
+    assert retry_after_for(200, HUGE_YEAR, now=NOW) is None
+    assert retry_after_for(500, "120", now=NOW) is None
+    assert retry_after_for(429, "120", now=NOW) == 120
+    assert retry_after_for(503, HUGE_YEAR, now=NOW) is None

@@ -42,9 +42,16 @@ def retry_after_seconds(value: str | None, *, now: datetime) -> int | None:
         return min(int(value), MAX_BACKOFF_SECONDS)
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # a year past datetime's range overflows
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)  # an HTTP-date is GMT
     seconds = int((when - now).total_seconds() + 0.999)  # rounded up: never earlier than asked
     return min(max(0, seconds), MAX_BACKOFF_SECONDS)
+
+
+def retry_after_for(status: int | None, value: str | None, *, now: datetime) -> int | None:
+    """The wait asked for, read only on the statuses that give Retry-After a meaning here (429, 503)."""
+    if status not in RETRY_AFTER_STATUSES:
+        return None
+    return retry_after_seconds(value, now=now)

@@ -71,7 +71,7 @@ from workers.metrics import (
     EXECUTOR_RESULTS,
 )
 
-from .backoff import retry_after_seconds
+from .backoff import retry_after_for
 from .clock import DatabaseClock
 from .http import DeliveryClient
 from .results import decide
@@ -677,9 +677,7 @@ class Executor:
                 error=delivery.error,
                 response_body=delivery.response_body,
                 duration_ms=round((time.monotonic() - began) * 1000),
-                retry_after_seconds=(
-                    retry_after_seconds(delivery.retry_after, now=datetime.now(UTC)) if delivery.retry_after else None
-                ),
+                retry_after_seconds=retry_after_for(delivery.http_status, delivery.retry_after, now=datetime.now(UTC)),
             )
             self._results.append(result)
             self._results_ready.set()
