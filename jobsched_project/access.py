@@ -22,6 +22,15 @@ logger = logging.getLogger("jobsched.access")
 
 UNMATCHED_ROUTE = "<unmatched>"
 _MAX_PATH = 200
+# Metric labels come from fixed sets: a raw method from an unauthenticated caller would make
+# one series per distinct string (a flood of random methods grew /metrics without bound).
+KNOWN_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+OTHER = "other"
+
+
+def method_label(method: str | None) -> str:
+    """The request's method if it is one the API knows, else `other`."""
+    return method if method in KNOWN_METHODS else OTHER
 
 
 def route_of(request: HttpRequest) -> str:
@@ -50,7 +59,7 @@ class AccessLogMiddleware:
         response = self.get_response(request)
         seconds = time.perf_counter() - started
         route = route_of(request)
-        method = request.method or ""
+        method = method_label(request.method)
         API_REQUESTS.labels(route, method, str(response.status_code)).inc()
         API_LATENCY.labels(route, method).observe(seconds)
         logger.info(
