@@ -49,8 +49,9 @@ logconfig_dict = {
     **settings.LOGGING,
     "loggers": {**settings.LOGGING["loggers"], "gunicorn.error": {"level": settings.LOG_LEVEL, "propagate": True}},
 }
-# Behind the cluster's ingress: trust X-Forwarded-* from any peer (the pod is not exposed directly).
-forwarded_allow_ips = "*"
+# X-Forwarded-* (the scheme) is trusted only from the proxies the operator names (FORWARDED_ALLOW_IPS;
+# empty: from no peer), never from any client that reaches the port.
+forwarded_allow_ips = ",".join(settings.FORWARDED_ALLOW_IPS)
 # /dev/shm, not the image's (possibly read-only) file system, for the workers' heartbeat files.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
 

@@ -91,7 +91,7 @@ def task_dry_run(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = N
     if task is None:
         raise RunTaskNotFound(str(task_id))
     now = now or datetime.now(UTC)
-    keys = signing_keys(tenant_ids=[tenant_id]).get(tenant_id, [])
+    keys = signing_keys(tenant_ids=[tenant_id]).get(tenant_id, []) or []  # None: a secret does not open
     headers = dict(task.http_headers)
     headers.update(
         our_headers(

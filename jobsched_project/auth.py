@@ -22,6 +22,7 @@ from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.backends import TokenBackend
 from rest_framework_simplejwt.exceptions import TokenBackendError, TokenBackendExpiredToken
 
+from jobsched_project import anonymous_throttle
 from jobsched_project.tenants import is_valid_tenant_id
 
 logger = logging.getLogger(__name__)
@@ -114,6 +115,17 @@ class TenantJWTAuthentication(JWTAuthentication):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Deliberately skip JWTAuthentication.__init__: it resolves the user model we never use.
         pass
+
+    def authenticate(self, request: Any) -> tuple[TenantUser, dict[str, Any]] | None:  # type: ignore[override]
+        """Verify the token; a request without a valid one spends its address's anonymous budget."""
+        try:
+            found = super().authenticate(request)
+        except exceptions.AuthenticationFailed:
+            anonymous_throttle.spend(request)
+            raise
+        if found is None:
+            anonymous_throttle.spend(request)
+        return found  # type: ignore[return-value]  # simplejwt's stubs name its own user and token types
 
     # Stateless on purpose: plain verified claims and a TenantUser instead of simplejwt's
     # Token and AuthUser types, so the stubs' signatures do not fit (hence the overrides).

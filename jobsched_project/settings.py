@@ -7,6 +7,7 @@ fails at start with the setting's name, never later in a request.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -112,6 +113,59 @@ def _check_jwt_key(name: str, pem: str, algorithm: str, *, private: bool) -> Non
         key.curve, ec.SECP256R1
     ):
         raise ImproperlyConfigured(f"{name}: ES256 needs a P-256 (secp256r1) {kind} key")
+
+
+def _rate(name: str, default: str) -> str:
+    """A DRF rate, '<n>/second|minute|hour|day', or empty (off)."""
+    rate = _setting(name, env.str, default)
+    if rate:
+        number, _, period = rate.partition("/")
+        if (
+            not number.isdigit()
+            or int(number) <= 0
+            or period not in {"second", "minute", "hour", "day", "s", "m", "h", "d"}
+        ):
+            raise ImproperlyConfigured(f"{name}: expected '<n>/second|minute|hour|day' or empty, got {rate!r}")
+    return rate
+
+
+def _proxy_ssl_header(name: str) -> tuple[str, str] | None:
+    """A header name ("X-Forwarded-Proto") as Django's META key with the value "https"; None when empty."""
+    header = _setting(name, env.str, "").strip()
+    if not header:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9-]{1,64}", header):
+        raise ImproperlyConfigured(f"{name}: expected a header name such as X-Forwarded-Proto, got {header!r}")
+    return ("HTTP_" + header.upper().replace("-", "_"), "https")
+
+
+def _proxy_addresses(name: str) -> list[str]:
+    """Comma-separated proxy addresses, or `*` for every peer (only where nothing but the proxy reaches the pod)."""
+    import ipaddress
+
+    entries = [entry.strip() for entry in _setting(name, env.str, "").split(",") if entry.strip()]
+    for entry in entries:
+        if entry == "*":
+            continue
+        try:
+            ipaddress.ip_address(entry)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {entry!r} is not an address (or *)") from None
+    return entries
+
+
+def _check_hmac_secret(name: str, key: str) -> None:
+    """An HS256 secret that PyJWT would refuse on every request (a PEM or SSH key) stops the process now."""
+    from jwt.algorithms import HMACAlgorithm
+    from jwt.exceptions import InvalidKeyError
+
+    try:
+        HMACAlgorithm(HMACAlgorithm.SHA256).prepare_key(key)
+    except InvalidKeyError:
+        raise ImproperlyConfigured(
+            f"{name}: holds a PEM or SSH key, which HS256 refuses as a shared secret "
+            "(set JWT_ALGORITHM to RS256 or ES256 for a key pair)"
+        ) from None
 
 
 def _fernet_keys(name: str) -> list[str]:
@@ -245,7 +299,12 @@ STORAGES = {
 
 # --- Production hardening (manage.py check --deploy passes with DEBUG off) ---
 SECURE_SSL_REDIRECT = _strict_bool("SECURE_SSL_REDIRECT", not DEBUG)
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Off unless the operator says a proxy in front overwrites them: a header a client can set
+# must never decide what is https or who the caller is. SECURE_PROXY_SSL_HEADER names the header
+# (e.g. X-Forwarded-Proto) whose value "https" marks a request secure; FORWARDED_ALLOW_IPS lists
+# the proxies' addresses whose X-Forwarded-* gunicorn and the anonymous throttle trust.
+SECURE_PROXY_SSL_HEADER = _proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
+FORWARDED_ALLOW_IPS = _proxy_addresses("FORWARDED_ALLOW_IPS")
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SECURE_HSTS_SECONDS = _non_negative("SECURE_HSTS_SECONDS", env.int, 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
@@ -286,13 +345,10 @@ SPECTACULAR_SETTINGS = {
 }
 # Per-tenant request rate of the whole tenant API ("<n>/<second|minute|hour|day>",
 # empty = off), counted in the "throttle" cache below, shared by every process and pod.
-TENANT_THROTTLE_RATE = _setting("TENANT_THROTTLE_RATE", env.str, "600/minute")
-if TENANT_THROTTLE_RATE:
-    _num, _, _period = TENANT_THROTTLE_RATE.partition("/")
-    if not _num.isdigit() or int(_num) <= 0 or _period not in {"second", "minute", "hour", "day", "s", "m", "h", "d"}:
-        raise ImproperlyConfigured(
-            f"TENANT_THROTTLE_RATE: expected '<n>/second|minute|hour|day' or empty, got {TENANT_THROTTLE_RATE!r}"
-        )
+TENANT_THROTTLE_RATE = _rate("TENANT_THROTTLE_RATE", "600/minute")
+# Requests without a valid token (none, expired, forged), per client address: they are refused
+# anyway, but each still costs a verification, a log line and a metric.
+ANONYMOUS_THROTTLE_RATE = _rate("ANONYMOUS_THROTTLE_RATE", "120/minute")
 
 # The throttle's counts must be shared, or the real limit is rate x workers x pods. The
 # database cache (a table in the same MySQL, created by `migrate`) needs nothing more to
@@ -324,6 +380,10 @@ if JWT_ALGORITHM == "HS256" and not DEBUG and len(JWT_VERIFYING_KEY.encode()) < 
     raise ImproperlyConfigured(
         f"JWT_VERIFYING_KEY: an HS256 secret must be at least {JWT_HS256_MIN_KEY_BYTES} bytes when DEBUG is off"
     )
+if JWT_ALGORITHM == "HS256":
+    for _name, _key in (("JWT_VERIFYING_KEY", JWT_VERIFYING_KEY), ("JWT_SIGNING_KEY", JWT_SIGNING_KEY)):
+        if _key:
+            _check_hmac_secret(_name, _key)
 if JWT_ALGORITHM != "HS256":
     _check_jwt_key("JWT_VERIFYING_KEY", JWT_VERIFYING_KEY, JWT_ALGORITHM, private=False)
     if JWT_SIGNING_KEY:

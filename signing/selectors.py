@@ -30,16 +30,18 @@ def signing_secret_get(*, tenant_id: str, secret_id: uuid.UUID, now: datetime) -
     return live_secrets(tenant_id=tenant_id, now=now).filter(id=secret_id).first()
 
 
-def signing_keys(*, tenant_ids: Iterable[str]) -> dict[str, list[bytes]]:
+def signing_keys(*, tenant_ids: Iterable[str]) -> dict[str, list[bytes] | None]:
     """Each tenant's live HMAC keys, newest first (one query for the whole batch; the database's clock).
 
-    A tenant with no live secret is absent. A row that does not open is skipped
-    and logged: its signature would be one no receiver can check.
+    A tenant with no live secret is absent. A tenant with a live row that does not
+    open (the vault's key dropped before `rotate_signing_secret_keys` ran) maps to
+    None, logged: its calls must fail and retry, never go out unsigned or signed
+    with fewer keys than the tenant's receivers expect.
     """
     tenants = sorted(set(tenant_ids))
     if not tenants:
         return {}
-    keys: dict[str, list[bytes]] = {}
+    keys: dict[str, list[bytes] | None] = {}
     rows = (
         SigningSecret.objects.filter(_live(Now()), tenant_id__in=tenants)
         .order_by("tenant_id", "-created_at", "-id")
@@ -53,6 +55,9 @@ def signing_keys(*, tenant_ids: Iterable[str]) -> dict[str, list[bytes]]:
                 "signing secret does not open",
                 extra={"event": "signing_secret_unreadable", "tenant_id": tenant_id, "secret_id": str(secret_id)},
             )
+            keys[tenant_id] = None
             continue
-        keys.setdefault(tenant_id, []).append(key)
+        held = keys.setdefault(tenant_id, [])
+        if held is not None:
+            held.append(key)
     return keys

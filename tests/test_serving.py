@@ -22,7 +22,8 @@ def static_root(tmp_path_factory):
 
 
 def test_gunicorn_with_debug_off_serves_static_probes_any_host_json_logs_and_pod_wide_metrics(static_root, tmp_path):
-    env = production_env(STATIC_ROOT=str(static_root), LOG_FORMAT="json")
+    # Counts per process: the test database has no throttle cache table (tests/test_throttle_shared.py has one).
+    env = production_env(STATIC_ROOT=str(static_root), LOG_FORMAT="json", THROTTLE_CACHE_URL="locmemcache://")
     log = tmp_path / "gunicorn.log"
     with gunicorn(env, log, workers=2) as base:
         status, headers, body = get(f"{base}/static/admin/css/base.css")

@@ -171,3 +171,72 @@ def test_cassandra_replication_reads_a_copy_count_or_datacenters():
     assert "{'class': 'NetworkTopologyStrategy', 'dc1': 3, 'dc2': 2}" in result.stdout
     single = _manage(*print_, env={**PRODUCTION_LIKE, "CASSANDRA_REPLICATION": ""})
     assert "{'class': 'SimpleStrategy', 'replication_factor': 1}" in single.stdout
+
+
+def _pem_public_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    return (
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+
+
+@pytest.mark.parametrize("debug", ["0", "1"])
+@pytest.mark.parametrize("name", ["JWT_VERIFYING_KEY", "JWT_SIGNING_KEY"])
+def test_an_hs256_setting_holding_a_pem_key_stops_the_process_at_start(debug, name):
+    """PyJWT refuses a PEM key as an HMAC secret on every request (500s): refuse it once, at start."""
+    result = _manage("check", env={**PRODUCTION_LIKE, "DEBUG": debug, name: _pem_public_key()})
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert name in lines[0] and "HS256" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def _printed(expression: str, env: dict[str, str]) -> str:
+    result = _manage("shell", "-v0", "-c", f"from django.conf import settings; print({expression})", env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_proxy_headers_are_trusted_only_when_the_operator_says_a_proxy_overwrites_them():
+    assert _printed("settings.SECURE_PROXY_SSL_HEADER", PRODUCTION_LIKE) == "None"
+    assert _printed("settings.FORWARDED_ALLOW_IPS", PRODUCTION_LIKE) == "[]"
+    behind = {**PRODUCTION_LIKE, "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto", "FORWARDED_ALLOW_IPS": "10.0.0.7, ::1"}
+    assert _printed("settings.SECURE_PROXY_SSL_HEADER", behind) == "('HTTP_X_FORWARDED_PROTO', 'https')"
+    assert _printed("settings.FORWARDED_ALLOW_IPS", behind) == "['10.0.0.7', '::1']"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("FORWARDED_ALLOW_IPS", "10.0.0.0/8"), ("FORWARDED_ALLOW_IPS", "proxy"), ("SECURE_PROXY_SSL_HEADER", "X Proto")],
+)
+def test_a_bad_proxy_setting_stops_the_process_naming_it(name, value):
+    result = _manage("check", env={**PRODUCTION_LIKE, name: value})
+    assert result.returncode != 0
+    assert name in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("value", "expected"), [("", ""), ("10.0.0.7, 192.0.2.7", "10.0.0.7,192.0.2.7"), ("*", "*")])
+def test_gunicorn_trusts_forwarded_headers_only_from_the_configured_proxies(value, expected):
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY"}},
+        "DJANGO_SETTINGS_MODULE": "jobsched_project.settings",
+        **PRODUCTION_LIKE,
+        "FORWARDED_ALLOW_IPS": value,
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", "import runpy; print(repr(runpy.run_path('gunicorn.conf.py')['forwarded_allow_ips']))"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == repr(expected)

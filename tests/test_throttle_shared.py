@@ -33,3 +33,10 @@ def test_two_api_processes_share_one_tenant_budget(cache_table, make_token, tmp_
         answers = [get(f"{base}/v1/tasks", headers=auth)[0] for base in (a, b, a, b, a, b)]
         assert answers == [200, 200, 200, 200, 429, 429]
         assert get(f"{b}/v1/tasks", headers=other)[0] == 200  # another tenant's budget is its own
+
+
+def test_two_api_processes_share_one_anonymous_budget_per_address(cache_table, tmp_path):
+    env = production_env(THROTTLE_CACHE_URL=cache_table, ANONYMOUS_THROTTLE_RATE="4/minute")
+    with gunicorn(env, tmp_path / "a.log") as a, gunicorn(env, tmp_path / "b.log") as b:
+        answers = [get(f"{base}/v1/tasks")[0] for base in (a, b, a, b, a, b)]
+        assert answers == [401, 401, 401, 401, 429, 429]

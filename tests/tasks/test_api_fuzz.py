@@ -148,7 +148,7 @@ def _post_json(client, url, data, **extra):
 
 @pytest.fixture
 def unthrottled():
-    with override_settings(TENANT_THROTTLE_RATE=""):
+    with override_settings(TENANT_THROTTLE_RATE="", ANONYMOUS_THROTTLE_RATE=""):
         yield
 
 

@@ -119,3 +119,24 @@ def test_the_signature_covers_the_exact_body_sent():
     import base64
 
     Webhook(base64.b64encode(b"k" * 32).decode()).verify(b"x" * 10, dict(headers.items()), json_parse=False)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_signing_secret_that_no_longer_opens_fails_the_attempt_and_is_retried_never_sent_unsigned(settings):
+    """The vault's old key dropped without `rotate_signing_secret_keys`: the row does not open under any key."""
+    from cryptography.fernet import Fernet
+
+    signing_secret_create(tenant_id="tenant-a")
+    settings.SECRETS_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
+    with Receiver() as receiver:
+        ids = bulk_jobs(1, url=receiver.url("/must-be-signed"), next_attempt_at=db_now())
+
+        def retried():
+            job = Job.objects.get(id=ids[0])
+            return job.attempt == 1 and job.status == JobStatus.PENDING
+
+        _run_executor(receiver, SigningKeys(), retried)
+        assert receiver.received("/must-be-signed") == []
+    job = Job.objects.get(id=ids[0])
+    assert ERROR_SIGNING in job.error
+    assert job.next_attempt_at > db_now()  # retried after the backoff, not dropped

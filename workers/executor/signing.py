@@ -4,8 +4,8 @@
 for the batch's tenants whose keys are missing or older than `ttl_seconds`
 (none at all when every tenant is fresh), so sending never waits on MySQL. A
 deleted or expired secret stops signing within `ttl_seconds`. When the query
-fails, those tenants are marked unknown and their calls fail (and retry)
-rather than going out unsigned.
+fails, or one of a tenant's secrets does not open, that tenant is marked
+unknown and its calls fail (and retry) rather than going out unsigned.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class SigningKeys:
         self,
         *,
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
-        load: Callable[..., dict[str, list[bytes]]] = signing_keys,
+        load: Callable[..., dict[str, list[bytes] | None]] = signing_keys,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._ttl = ttl_seconds
