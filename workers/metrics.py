@@ -21,6 +21,10 @@ LOOP_LAST_ITERATION = Gauge(
     "jobsched_loop_last_iteration_timestamp_seconds", "Unix time of the loop's last iteration.", ["loop"]
 )
 DB_ERRORS = Counter("jobsched_db_errors_total", "Iterations that failed because the database was away.", ["loop"])
+METRICS_CONNECTIONS_REFUSED = Counter(
+    "jobsched_metrics_connections_refused_total",
+    "Connections to --metrics-port closed at once because WORKER_METRICS_MAX_CONNECTIONS were being served.",
+)
 DB_UNREACHABLE_SINCE = Gauge(
     "jobsched_db_unreachable_since_timestamp_seconds",
     "Unix time of the first failure of the current database outage; 0 while the database answers.",
