@@ -41,9 +41,13 @@ db: venv services
 migrate: db
 	$(PY) manage.py migrate --noinput
 
-## make run: install, create + migrate the database, start the API and every worker.
+## make run: install, create + migrate the database, start the API and every worker; one line each
+## says which MariaDB (scripts/mariadb.sh ensure) and which Cassandra it uses.
 run: export DEBUG ?= 1
 run: migrate
+	@if [ "$${HISTORY_BACKEND:-sql}" = cassandra ]; then \
+		echo "cassandra: using CASSANDRA_HOSTS=$${CASSANDRA_HOSTS} (make cassandra starts the project's own node)"; \
+	else echo "cassandra: not used (HISTORY_BACKEND=$${HISTORY_BACKEND:-sql}: the history is in MariaDB)"; fi
 	$(PY) manage.py run_dev
 
 ## make test: install, start MariaDB and the local Cassandra node when none answers, then run the

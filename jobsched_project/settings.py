@@ -488,6 +488,16 @@ if ADMIN_BULK_RETRY_PER_SECOND < 0:
 # unreachable for this long (a restart may help; Kubernetes' liveness probe does it).
 WORKER_STUCK_SECONDS = _positive_float("WORKER_STUCK_SECONDS", 120.0)
 WORKER_DB_UNREACHABLE_SECONDS = _positive_float("WORKER_DB_UNREACHABLE_SECONDS", 120.0)
+# The server of --metrics-port (workers/health.py) has no authentication: it listens on loopback
+# unless told otherwise (Kubernetes sets 0.0.0.0 and lets only the scraper and the kubelet in, see
+# deploy/k8s/network-policy.yaml); a connection idle or slow for the timeout is closed; past the
+# cap, a new connection is closed at once (each one served holds a thread).
+WORKER_METRICS_HOST = _setting("WORKER_METRICS_HOST", env.str, "127.0.0.1").strip()
+WORKER_METRICS_TIMEOUT_SECONDS = _positive_float("WORKER_METRICS_TIMEOUT_SECONDS", 5.0)
+WORKER_METRICS_MAX_CONNECTIONS = _positive_int("WORKER_METRICS_MAX_CONNECTIONS", 8)
+# Tenant ids as metric labels (jobsched_dead_jobs{tenant=...}, the top 10 tenants by dead jobs):
+# off by default, since anyone who reaches /metrics would read them.
+METRICS_TENANT_LABELS = _strict_bool("METRICS_TENANT_LABELS", False)
 
 # --- API server (gunicorn.conf.py reads these, so they are checked here with the rest).
 GUNICORN_BIND = _setting("GUNICORN_BIND", env.str, "0.0.0.0:8000")

@@ -8,13 +8,20 @@
 #
 # Settings (environment): CASSANDRA_PORT (native CQL port, 9042), CASSANDRA_STORAGE_PORT
 # (7000), CASSANDRA_HEAP_MB (1024; -Xms is half of it), CASSANDRA_DIR (.local/cassandra),
-# CASSANDRA_START_TIMEOUT (seconds, 180). Everything the node writes is under CASSANDRA_DIR.
+# CASSANDRA_START_TIMEOUT (seconds, 180). Everything the node writes is under CASSANDRA_DIR;
+# the jars are the checkout's (.local/cassandra/lib), whatever CASSANDRA_DIR says.
+#
+# Each node is a cluster of its own: its cassandra.yaml (written into CASSANDRA_DIR from
+# services/cassandra/cassandra.yaml) seeds it from its own storage port and names its cluster
+# after its state folder, so a second checkout's node on other ports never joins the first
+# one's cluster (it did, and left a dead member owning token ranges when it stopped). `start`
+# says in one line which node the caller gets: the project's own or one found on the port.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SERVICE="$ROOT/services/cassandra"
 STATE="${CASSANDRA_DIR:-$ROOT/.local/cassandra}"
-LIB="$STATE/lib"
+LIB="$ROOT/.local/cassandra/lib"
 LOGS="$STATE/logs"
 PIDFILE="$STATE/cassandra.pid"
 PORT="${CASSANDRA_PORT:-9042}"
@@ -60,16 +67,47 @@ resolve_jars() {
   echo "cassandra: resolved $(find "$LIB" -name '*.jar' | wc -l) jars in $((SECONDS - started)) s"
 }
 
+# The cluster name of this state folder: kept in a file once chosen (Cassandra refuses to start
+# under another name than its system keyspace holds). A folder whose node started before names
+# were per folder keeps the old shared name; a new one gets jobsched-dev-<hash of its path>.
+cluster_name() {
+  local file="$STATE/cluster-name"
+  if [[ ! -s "$file" ]]; then
+    mkdir -p "$STATE"
+    if [[ -d "$STATE/data/system" ]]; then
+      echo "jobsched-dev" >"$file"
+    else
+      echo "jobsched-dev-$(realpath "$STATE" | md5sum | cut -c1-12)" >"$file"
+    fi
+  fi
+  cat "$file"
+}
+
+# The node's cassandra.yaml: the template with this node's cluster name, seed and ports.
+write_config() {
+  local name
+  name="$(cluster_name)"
+  sed -e "s|^cluster_name: .*|cluster_name: $name|" \
+    -e "s|^\( *- seeds: \).*|\1\"127.0.0.1:$STORAGE_PORT\"|" \
+    -e "s|^storage_port: .*|storage_port: $STORAGE_PORT|" \
+    -e "s|^native_transport_port: .*|native_transport_port: $PORT|" \
+    "$SERVICE/cassandra.yaml" >"$STATE/cassandra.yaml.tmp"
+  mv "$STATE/cassandra.yaml.tmp" "$STATE/cassandra.yaml"
+}
+
+using_ours() {
+  echo "cassandra: using the project's own node (pid $1, CQL 127.0.0.1:$PORT, storage port $STORAGE_PORT, cluster $(cluster_name), data $STATE)"
+}
+
 jvm_options() {
   printf '%s\n' \
     "-Xms$((HEAP_MB / 2))m" "-Xmx${HEAP_MB}m" -Xss256k -XX:+ExitOnOutOfMemoryError \
     -XX:+UseG1GC -XX:+ParallelRefProcEnabled -XX:MaxGCPauseMillis=300 \
     -XX:+HeapDumpOnOutOfMemoryError "-XX:HeapDumpPath=$LOGS" -XX:+PerfDisableSharedMem \
     -Djava.net.preferIPv4Stack=true \
-    "-Dcassandra.config=file://$SERVICE/cassandra.yaml" \
+    "-Dcassandra.config=file://$STATE/cassandra.yaml" \
     "-Dlogback.configurationFile=file://$SERVICE/logback.xml" \
     "-Dcassandra.logdir=$LOGS" "-Dcassandra.storagedir=$STATE" "-Dcassandra.triggers_dir=$STATE/triggers" \
-    "-Dcassandra.native_transport_port=$PORT" "-Dcassandra.storage_port=$STORAGE_PORT" \
     -Dcassandra-foreground=yes \
     -Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.ring_delay_ms=100 \
     -Dcassandra.superuser_setup_delay_ms=0 -Dcassandra.test.ignore_sigar=true \
@@ -95,16 +133,17 @@ jvm_options() {
 
 start() {
   if pid="$(our_pid)" && cql_answers; then
-    echo "cassandra: running (pid $pid), CQL on 127.0.0.1:$PORT, log $LOGS/system.log"
+    using_ours "$pid"
     return
   fi
   if ! our_pid >/dev/null && cql_answers; then
-    echo "cassandra: a CQL server already answers on 127.0.0.1:$PORT; using it as it is"
+    echo "cassandra: using the CQL server already answering on 127.0.0.1:$PORT (not the project's own node of $STATE)"
     return
   fi
   resolve_jars
   mkdir -p "$LOGS" "$STATE/triggers"
   if ! pid="$(our_pid)"; then
+    write_config
     local options=()
     mapfile -t options < <(jvm_options)
     # The working directory is the state folder: the yaml's relative paths land there.
@@ -129,6 +168,7 @@ start() {
     sleep 1
   done
   echo "cassandra: CQL answers on 127.0.0.1:$PORT after $((SECONDS - started)) s"
+  using_ours "$pid"
 }
 
 stop() {

@@ -132,20 +132,37 @@ stop() {
   die "pid $pid did not stop within 60 s"
 }
 
+using_ours() { say "using the project's own server (pid $(cat "$pidfile"), 127.0.0.1:$port, data $data)"; }
+
 ensure() {
   local url=${DATABASE_URL:-mysql://root@127.0.0.1:$port/jobsched}
   # Only a URL on this machine at LOCAL_MARIADB_PORT is ours to start; anything else is used as
-  # it is (manage.py ensure_database then says in one line if it refuses us).
+  # it is (manage.py ensure_database then says in one line if it refuses us). Either way one
+  # line says which server make run / make test use.
   local hostport=${url#*://}
   hostport=${hostport#*@}
   hostport=${hostport%%/*}
   local host=${hostport%:*} url_port=${hostport##*:}
   [ "$host" = "$hostport" ] && url_port=3306
-  case "$host" in 127.0.0.1 | localhost) ;; *) return 0 ;; esac
-  [ "$url_port" = "$port" ] || return 0
-  our_pid >/dev/null && return 0
-  answers_tcp && return 0 # someone's own server: never touched
+  case "$host" in 127.0.0.1 | localhost) ;; *)
+    say "using DATABASE_URL's server at $host:$url_port (not the project's own)"
+    return 0
+    ;;
+  esac
+  if [ "$url_port" != "$port" ]; then
+    say "using DATABASE_URL's server at $host:$url_port (not the project's own, which would be on LOCAL_MARIADB_PORT $port)"
+    return 0
+  fi
+  if our_pid >/dev/null; then
+    using_ours
+    return 0
+  fi
+  if answers_tcp; then # someone's own server: never touched
+    say "using the server already answering on 127.0.0.1:$port (not the project's own)"
+    return 0
+  fi
   start
+  using_ours
 }
 
 case "${1:-}" in

@@ -10,6 +10,7 @@ the outage tests; they always leave it running for the tests after them.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -26,6 +27,13 @@ LOCAL_REPLICATION = {"class": "SimpleStrategy", "replication_factor": 1}
 needs_cassandra = pytest.mark.skipif(
     not CASSANDRA_HOSTS and not REQUIRED,
     reason="no Cassandra node: set CASSANDRA_HOSTS (make test starts one and sets it)",
+)
+
+
+LIB = ROOT / ".local" / "cassandra" / "lib"
+needs_cassandra_jars = pytest.mark.skipif(
+    not ((LIB / ".resolved").exists() and shutil.which("java")) and not REQUIRED,
+    reason="no Cassandra jars or no java: `make cassandra` resolves them (scripts/cassandra.sh)",
 )
 
 

@@ -84,6 +84,37 @@ def test_each_loop_serves_metrics_and_is_probed_on_its_health_endpoint(loop):
     assert annotations["prometheus.io/port"] == str(port)
 
 
+def _selects(policy: dict, labels: dict) -> bool:
+    selector = policy["spec"]["podSelector"]
+    if any(labels.get(key) != value for key, value in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        assert expression["operator"] == "In", expression  # the only operator these manifests use
+        if labels.get(expression["key"]) not in expression["values"]:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_each_loops_metrics_port_lets_in_only_the_scraper(loop):
+    # /metrics and /healthz have no authentication: the pods listen on every interface
+    # (WORKER_METRICS_HOST) only behind a NetworkPolicy; the kubelet probes from the pod's node.
+    (config,) = _by_kind("ConfigMap").values()
+    assert config["data"]["WORKER_METRICS_HOST"] == "0.0.0.0"
+    deployment = _by_kind("Deployment")[f"jobsched-{loop}"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    policies = [policy for policy in _by_kind("NetworkPolicy").values() if _selects(policy, labels)]
+    assert policies, f"no NetworkPolicy selects the {loop} pods"
+    port = int(_option(_container(deployment)["args"], "--metrics-port"))
+    for policy in policies:
+        assert "Ingress" in policy["spec"]["policyTypes"]
+        for rule in policy["spec"].get("ingress", []):
+            assert [p["port"] for p in rule["ports"]] in ([port], ["metrics"])
+            (peer,) = rule["from"]  # one peer: the scraper's pods in the scraper's namespace, both required
+            assert set(peer) == {"namespaceSelector", "podSelector"}
+            assert peer["namespaceSelector"]["matchLabels"] and peer["podSelector"]["matchLabels"]
+
+
 def test_the_api_is_probed_on_healthz_and_readyz():
     container = _container(_by_kind("Deployment")["jobsched-api"])
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"

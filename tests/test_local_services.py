@@ -18,6 +18,8 @@ import MySQLdb
 import pytest
 from django.conf import settings
 
+from tests.cassandra_node import hosts, needs_cassandra, needs_cassandra_jars
+
 SCRIPTS = Path(settings.BASE_DIR) / "scripts"
 needs_server_binaries = pytest.mark.skipif(
     shutil.which("mariadbd") is None and not Path("/usr/sbin/mariadbd").exists(),
@@ -97,6 +99,9 @@ def test_ensure_starts_the_project_server_when_the_default_url_finds_nothing(loc
     assert answers_as_root(port)
     data = Path(env["LOCAL_MARIADB_DIR"]) / "data"
     assert (data / ".jobsched-initialised").exists()
+    assert result.stdout.splitlines()[-1].startswith("mariadb: using the project's own server (pid ")
+    again = run_script("mariadb.sh", "ensure", DATABASE_URL=f"mysql://root@127.0.0.1:{port}/jobsched", **env)
+    assert again.stdout.splitlines() == [result.stdout.splitlines()[-1]]  # one line, naming the same server
 
 
 @needs_server_binaries
@@ -134,6 +139,9 @@ def test_a_server_that_already_answers_is_used_as_it_is_and_never_touched(local_
     result = run_script("mariadb.sh", "ensure", DATABASE_URL=f"mysql://root@127.0.0.1:{port}/jobsched", **env)
     assert result.returncode == 0, result.stderr
     assert not (local_dir / "mariadb").exists()
+    assert result.stdout.splitlines() == [
+        f"mariadb: using the server already answering on 127.0.0.1:{port} (not the project's own)"
+    ]
 
     stop = run_script("mariadb.sh", "stop", **env)
     assert "not running" in stop.stdout
@@ -150,6 +158,9 @@ def test_a_database_url_elsewhere_is_left_to_its_owner(local_dir):
     )
     assert result.returncode == 0
     assert not (local_dir / "mariadb").exists()
+    assert result.stdout.splitlines() == [
+        "mariadb: using DATABASE_URL's server at db.internal.invalid:3306 (not the project's own)"
+    ]
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "70000", "33o6"])
@@ -211,3 +222,84 @@ def test_os_packages_refuses_an_unknown_group():
 def test_os_packages_passes_on_this_machine_once_installed():
     result = run_script("os-packages.sh", "test")
     assert result.returncode == 0, result.stderr
+
+
+# --- scripts/cassandra.sh: each checkout's node is a cluster of its own
+
+
+def run_cassandra(action: str, node: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", str(SCRIPTS / "cassandra.sh"), action],
+        env={**os.environ, **node},
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+
+
+def node_view(port: int) -> tuple[str, list, list]:
+    """(cluster name, system.peers, system.peers_v2) as the node on 127.0.0.1:`port` sees them."""
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import WhiteListRoundRobinPolicy
+
+    profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy(["127.0.0.1"]))
+    cluster = Cluster(["127.0.0.1"], port=port, execution_profiles={EXEC_PROFILE_DEFAULT: profile}, connect_timeout=10)
+    try:
+        session = cluster.connect()
+        (local,) = session.execute("SELECT cluster_name FROM system.local")
+        peers = list(session.execute("SELECT peer FROM system.peers"))
+        peers_v2 = list(session.execute("SELECT peer, peer_port FROM system.peers_v2"))
+        return local.cluster_name, peers, peers_v2
+    finally:
+        cluster.shutdown()
+
+
+@pytest.fixture
+def two_nodes(tmp_path):
+    """Two checkouts' nodes: their own data directories, free native and storage ports, a small heap."""
+    nodes = [
+        {
+            "CASSANDRA_DIR": str(tmp_path / name),
+            "CASSANDRA_PORT": str(free_port()),
+            "CASSANDRA_STORAGE_PORT": str(free_port()),
+            "CASSANDRA_HEAP_MB": "512",
+            "CASSANDRA_START_TIMEOUT": "300",
+        }
+        for name in ("first", "second")
+    ]
+    yield nodes
+    for node in nodes:
+        run_cassandra("stop", node)
+
+
+@pytest.mark.cassandra
+@needs_cassandra_jars
+def test_two_checkouts_nodes_each_see_only_themselves(two_nodes):
+    first, second = two_nodes
+    for node in (first, second):  # one after the other: the second starts while the first runs
+        result = run_cassandra("start", node)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "cassandra: using the project's own node" in result.stdout
+    views = [node_view(int(node["CASSANDRA_PORT"])) for node in (first, second)]
+    (first_name, *first_peers), (second_name, *second_peers) = views
+    assert first_name != second_name
+    assert first_peers == [[], []]
+    assert second_peers == [[], []]
+    # A restart keeps the cluster name its data directory was created with (Cassandra refuses another).
+    assert run_cassandra("stop", second).returncode == 0
+    again = run_cassandra("start", second)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert node_view(int(second["CASSANDRA_PORT"]))[0] == second_name
+
+
+@pytest.mark.cassandra
+@needs_cassandra
+def test_a_cql_server_already_answering_is_named_in_one_line_and_used_as_it_is(tmp_path):
+    port = int(hosts()[0].rpartition(":")[2] or 9042)
+    result = run_cassandra("start", {"CASSANDRA_DIR": str(tmp_path / "cassandra"), "CASSANDRA_PORT": str(port)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"cassandra: using the CQL server already answering on 127.0.0.1:{port}"
+        f" (not the project's own node of {tmp_path / 'cassandra'})"
+    ]
+    assert not (tmp_path / "cassandra").exists()

@@ -7,12 +7,19 @@ blocked event loop) or when the database has been unreachable for
 `db_unreachable_after` seconds (the loop backs off and would otherwise look
 alive forever); Kubernetes' liveness probe then restarts the container. The
 server runs on its own daemon thread, so it answers while the loop waits.
+
+It has no authentication, so it is bounded like anything reachable from outside:
+it listens on WORKER_METRICS_HOST (loopback unless told otherwise), a connection
+idle or slow for WORKER_METRICS_TIMEOUT_SECONDS is closed, and at most
+WORKER_METRICS_MAX_CONNECTIONS are served at once (each holds a thread); past
+that a new connection is closed at once (300 idle connections held 300 threads).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -21,7 +28,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from django.conf import settings
 
 from jobsched_project.metrics import exposition
-from workers.metrics import DB_ERRORS, DB_UNREACHABLE_SINCE, LOOP_ITERATIONS, LOOP_LAST_ITERATION
+from workers.metrics import (
+    DB_ERRORS,
+    DB_UNREACHABLE_SINCE,
+    LOOP_ITERATIONS,
+    LOOP_LAST_ITERATION,
+    METRICS_CONNECTIONS_REFUSED,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -108,19 +121,70 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # a probe every few seconds is not worth a log line
 
 
+class _CappedServer(ThreadingHTTPServer):
+    """A thread per connection, but at most `max_connections` of them: past that, close at once."""
+
+    daemon_threads = True
+    # Connections waiting in the kernel cost no thread; a short queue made clients past it wait
+    # for SYN retransmits (seconds) instead of being accepted and closed at once.
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], handler: type[_Handler], *, max_connections: int) -> None:
+        self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self._slots = threading.BoundedSemaphore(max_connections)
+        super().__init__(address, handler)
+
+    def process_request(self, request, client_address) -> None:
+        if not self._slots.acquire(blocking=False):
+            # Every slot holds a connection: a thread for this one is what let idle clients exhaust the process.
+            METRICS_CONNECTIONS_REFUSED.inc()
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()  # no thread started: nothing else will give the slot back
+            raise
+
+    def process_request_thread(self, request, client_address) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
 class HealthServer:
     """`/metrics` and `/healthz` on a daemon thread; `port=0` picks a free port (tests)."""
 
-    def __init__(self, heartbeat: Heartbeat, *, port: int, host: str = "0.0.0.0") -> None:
-        handler = type("HeartbeatHandler", (_Handler,), {"heartbeat": heartbeat})
-        self._server = ThreadingHTTPServer((host, port), handler)
-        self._server.daemon_threads = True
-        self.port = self._server.server_address[1]
+    def __init__(
+        self,
+        heartbeat: Heartbeat,
+        *,
+        port: int,
+        host: str | None = None,
+        timeout: float | None = None,
+        max_connections: int | None = None,
+    ) -> None:
+        host = settings.WORKER_METRICS_HOST if host is None else host
+        # StreamRequestHandler sets it on each connection: a read or write that waits longer ends it.
+        timeout = settings.WORKER_METRICS_TIMEOUT_SECONDS if timeout is None else timeout
+        handler = type("HeartbeatHandler", (_Handler,), {"heartbeat": heartbeat, "timeout": timeout})
+        self._server = _CappedServer(
+            (host, port),
+            handler,
+            max_connections=settings.WORKER_METRICS_MAX_CONNECTIONS if max_connections is None else max_connections,
+        )
+        host_bound, port_bound = self._server.server_address[:2]
+        self.address = (str(host_bound), int(port_bound))  # port 0 becomes the port the system picked
+        self.port = self.address[1]
         self._thread = threading.Thread(target=self._server.serve_forever, name="health-server", daemon=True)
 
     def start(self) -> HealthServer:
         self._thread.start()
-        logger.info("metrics and health served", extra={"event": "metrics_server", "port": self.port})
+        logger.info(
+            "metrics and health served",
+            extra={"event": "metrics_server", "host": self.address[0], "port": self.port},
+        )
         return self
 
     def close(self) -> None:
@@ -129,5 +193,5 @@ class HealthServer:
 
 
 def serve_health(heartbeat: Heartbeat, port: int | None) -> HealthServer | None:
-    """Start the server when a port is given (`--metrics-port`); None otherwise."""
+    """Start the server when a port is given (`--metrics-port`) on WORKER_METRICS_HOST; None otherwise."""
     return HealthServer(heartbeat, port=port).start() if port is not None else None

@@ -2,19 +2,29 @@
 
 Each worker process exports its own (workers/health.py serves them on
 `--metrics-port`); sum or max them across replicas in PromQL. Every label has a
-fixed, small set of values: the loop's name, an outcome, a status, or one of at
-most DEAD_TENANTS_TOP tenants plus "other" (queue_stats.py).
+fixed, small set of values: the loop's name, an outcome, a status, or (only with
+METRICS_TENANT_LABELS: /metrics has no authentication) one of at most
+DEAD_TENANTS_TOP tenants plus "other" (queue_stats.py).
 """
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 LOOP_ITERATIONS = Counter("jobsched_loop_iterations_total", "Loop iterations completed (or failed), by loop.", ["loop"])
 LOOP_LAST_ITERATION = Gauge(
     "jobsched_loop_last_iteration_timestamp_seconds", "Unix time of the loop's last iteration.", ["loop"]
 )
 DB_ERRORS = Counter("jobsched_db_errors_total", "Iterations that failed because the database was away.", ["loop"])
+METRICS_CONNECTIONS_REFUSED = Counter(
+    "jobsched_metrics_connections_refused_total",
+    "Connections to --metrics-port closed at once because WORKER_METRICS_MAX_CONNECTIONS were being served.",
+)
 DB_UNREACHABLE_SINCE = Gauge(
     "jobsched_db_unreachable_since_timestamp_seconds",
     "Unix time of the first failure of the current database outage; 0 while the database answers.",
@@ -67,17 +77,67 @@ ARCHIVER_RUN_REQUESTS_PURGED = Counter(
 )
 ARCHIVER_FAILURES = Counter("jobsched_archiver_failures_total", "Steps in which the history store failed.")
 
+
 # --- the queue, as seen by the one elected replica (workers/queue_stats.py)
-QUEUE_JOBS = Gauge("jobsched_queue_jobs", "Jobs in MySQL by status (counted up to a cap).", ["status"])
-QUEUE_OLDEST_DUE_SECONDS = Gauge(
-    "jobsched_queue_oldest_due_pending_seconds", "Age of the oldest pending job that is due (0 when none is)."
-)
-QUEUE_EXPIRED_LEASES = Gauge(
-    "jobsched_queue_expired_leases", "Running jobs whose lease has expired (not yet returned)."
-)
-DEAD_JOBS = Gauge(
-    "jobsched_dead_jobs", "Dead jobs in MySQL by tenant: the top tenants by count, the rest as 'other'.", ["tenant"]
-)
-QUEUE_STATS_REPORTER = Gauge(
-    "jobsched_queue_stats_reporter", "1 on the replica that holds the stats lock and reports the queue gauges."
-)
+@dataclass(frozen=True)
+class QueueGauges:
+    """One report of the queue gauges, published whole: a scrape sees one report or the next, never a mix."""
+
+    reporting: bool = False  # False: another replica reports; the figures below are empty or 0
+    jobs: Mapping[str, int] = field(default_factory=dict)  # by status, counted up to a cap
+    oldest_due_pending_seconds: float = 0.0
+    expired_leases: int = 0
+    dead_by_tenant: Mapping[str, int] | None = None  # None: not exported (METRICS_TENANT_LABELS off)
+
+
+class QueueGaugesCollector(Collector):
+    """The queue gauges, read from the last published `QueueGauges` (one reference, swapped whole)."""
+
+    def __init__(self) -> None:
+        self.gauges = QueueGauges()
+
+    def publish(self, gauges: QueueGauges) -> None:
+        self.gauges = gauges  # one attribute write: atomic for a scrape on another thread
+
+    def describe(self) -> Iterator[GaugeMetricFamily]:
+        return self._families(QueueGauges(dead_by_tenant={}))
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        return self._families(self.gauges)
+
+    @staticmethod
+    def _families(gauges: QueueGauges) -> Iterator[GaugeMetricFamily]:
+        jobs = GaugeMetricFamily(
+            "jobsched_queue_jobs", "Jobs in MySQL by status (counted up to a cap).", labels=["status"]
+        )
+        for status, count in gauges.jobs.items():
+            jobs.add_metric([status], count)
+        yield jobs
+        yield GaugeMetricFamily(
+            "jobsched_queue_oldest_due_pending_seconds",
+            "Age of the oldest pending job that is due (0 when none is).",
+            value=gauges.oldest_due_pending_seconds,
+        )
+        yield GaugeMetricFamily(
+            "jobsched_queue_expired_leases",
+            "Running jobs whose lease has expired (not yet returned).",
+            value=gauges.expired_leases,
+        )
+        if gauges.dead_by_tenant is not None:
+            dead = GaugeMetricFamily(
+                "jobsched_dead_jobs",
+                "Dead jobs in MySQL by tenant: the top tenants by count, the rest as '~other' (METRICS_TENANT_LABELS).",
+                labels=["tenant"],
+            )
+            for tenant, count in gauges.dead_by_tenant.items():
+                dead.add_metric([tenant], count)
+            yield dead
+        yield GaugeMetricFamily(
+            "jobsched_queue_stats_reporter",
+            "1 on the replica that holds the stats lock and reports the queue gauges.",
+            value=1 if gauges.reporting else 0,
+        )
+
+
+QUEUE_GAUGES = QueueGaugesCollector()
+REGISTRY.register(QUEUE_GAUGES)

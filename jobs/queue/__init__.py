@@ -12,7 +12,7 @@ sit beside the statements, and callers ask for what they need:
 - task lifecycle: `cancel_task_jobs` (pause, delete, auto-pause), `insert_run_now_job`, and run now's
   Idempotency-Keys (`run_requests`): `run_request_job`, `bind_run_request`, `purge_expired_run_requests`
   (the archiver's) (lifecycle.py)
-- the queue's gauges for /metrics: `stats.holds_stats_lock`, `stats.queue_figures`, `stats.dead_by_tenant`
+- the queue's gauges for /metrics: `stats.holds_stats_lock`, `stats.queue_figures`
   (stats.py, imported as a module: only the reconciler's stats reader uses it)
 - manual retry, cancel, discard and the DLQ summary: `requeue_dead_job`, `requeue_dead_jobs_staggered`
   (the console's bulk retry), `cancel_pending_job`, `discard_dead_job`, `job_status`, `dead_jobs_by_tenant`

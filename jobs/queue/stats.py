@@ -17,22 +17,24 @@ def holds_stats_lock(*, name: str) -> bool:
     return held == 1
 
 
-def queue_figures(*, cap: int) -> dict[str, int]:
-    """Jobs per status (each counted up to `cap`), expired leases, and the oldest due pending job's age in ms."""
-    with connection.cursor() as cursor:
-        cursor.execute(QUERIES["stats_queue"], {"cap": cap})
-        return {figure: int(value or 0) for figure, value in cursor.fetchall()}
-
-
 @dataclass(frozen=True)
-class DeadByTenant:
-    top: dict[str, int]  # the tenants with most dead jobs, most first
-    scanned: int  # dead jobs read in all (at most the scan)
+class QueueFigures:
+    """One statement's reading of the queue: every figure from the same snapshot."""
+
+    counts: dict[str, int]  # jobs per status (up to the cap), expired_leases, oldest_due_pending_ms
+    dead_top: dict[str, int]  # the tenants with most dead jobs, most first (empty when none were asked for)
+    dead_scanned: int  # dead jobs read for dead_top in all (at most the scan)
 
 
-def dead_by_tenant(*, scan: int, tenants: int) -> DeadByTenant:
-    """Dead jobs per tenant over the newest `scan` dead jobs, the `tenants` with most."""
+def queue_figures(*, cap: int, scan: int, tenants: int) -> QueueFigures:
+    """The queue's figures and the `tenants` with most dead jobs among the newest `scan`, in one statement."""
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["stats_dead_by_tenant"], {"scan": scan, "tenants": tenants})
+        cursor.execute(QUERIES["stats_queue"], {"cap": cap, "scan": scan, "tenants": tenants})
         rows = cursor.fetchall()
-    return DeadByTenant(top={tenant: int(dead) for tenant, dead, _ in rows}, scanned=int(rows[0][2]) if rows else 0)
+    counts = {figure: int(value or 0) for figure, _, value, _ in rows if figure != "dead_by_tenant"}
+    dead = [(tenant, int(value), int(scanned)) for figure, tenant, value, scanned in rows if figure == "dead_by_tenant"]
+    return QueueFigures(
+        counts=counts,
+        dead_top={tenant: value for tenant, value, _ in dead},
+        dead_scanned=dead[0][2] if dead else 0,
+    )

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import select
+import socket
+import threading
+import time
 import urllib.error
 import urllib.request
 
 import pytest
 
-from workers.health import HealthServer, Heartbeat
+from tests.processes import wait_until
+from workers.health import HealthServer, Heartbeat, serve_health
 
 
 class FakeClock:
@@ -80,9 +85,9 @@ def server():
     server.close()
 
 
-def _get(port, path):
+def _get(port, path, host="127.0.0.1"):
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+        with urllib.request.urlopen(f"http://{host}:{port}{path}", timeout=5) as response:
             return response.status, response.headers["Content-Type"], response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers["Content-Type"], exc.read().decode()
@@ -110,3 +115,95 @@ def test_the_server_answers_metrics_in_the_text_format(server):
 def test_other_paths_are_404(server):
     server, _, _ = server
     assert _get(server.port, "/")[0] == 404
+
+
+def _idle_connections(port, count, host="127.0.0.1"):
+    conns = []
+    for _ in range(count):
+        conn = socket.create_connection((host, port), timeout=5)
+        conns.append(conn)
+    return conns
+
+
+def _closed_by_server(conn, within):
+    """True when the server closes `conn` (EOF or reset) within `within` seconds."""
+    conn.settimeout(within)
+    try:
+        return conn.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def _handler_threads():
+    return sum(1 for thread in threading.enumerate() if "process_request" in thread.name)
+
+
+@pytest.fixture
+def capped(settings):
+    settings.WORKER_METRICS_MAX_CONNECTIONS = 4
+    settings.WORKER_METRICS_TIMEOUT_SECONDS = 1.5
+    settings.WORKER_METRICS_HOST = "127.0.0.1"
+    server = serve_health(_heartbeat(FakeClock()), 0)
+    yield server
+    server.close()
+
+
+def _still_open_after(conns, seconds):
+    """The connections the server has not closed (EOF or reset) within `seconds`, watched together."""
+    still_open = set(conns)
+    deadline = time.monotonic() + seconds
+    while still_open and (left := deadline - time.monotonic()) > 0:
+        readable, _, _ = select.select(list(still_open), [], [], left)
+        for conn in readable:
+            try:
+                data = conn.recv(1)
+            except ConnectionResetError:
+                data = b""
+            if data == b"":
+                still_open.discard(conn)
+    return still_open
+
+
+def test_idle_connections_past_the_cap_are_closed_at_once_and_threads_stay_bounded(capped):
+    conns = _idle_connections(capped.port, 40)
+    try:
+        still_open = _still_open_after(conns, 1.0)  # less than the 1.5 s timeout: only the cap closed them
+        assert len(still_open) == 4
+        assert _handler_threads() <= 4
+    finally:
+        for conn in conns:
+            conn.close()
+
+
+def test_idle_connections_are_closed_after_the_timeout_and_the_server_answers_again(capped):
+    conns = _idle_connections(capped.port, 4)  # every slot taken by a client that sends nothing
+    try:
+        started = time.monotonic()
+        assert all(_closed_by_server(conn, within=5) for conn in conns)
+        assert 1.0 <= time.monotonic() - started < 4
+        assert _get(capped.port, "/healthz")[0] == 200
+        wait_until(lambda: _handler_threads() == 0, timeout=5, what="the handler threads ending")
+    finally:
+        for conn in conns:
+            conn.close()
+
+
+def test_the_server_listens_on_loopback_unless_told_otherwise(settings):
+    server = serve_health(_heartbeat(FakeClock()), 0)
+    try:
+        assert server.address == ("127.0.0.1", server.port)
+    finally:
+        server.close()
+
+
+def test_the_bind_setting_is_honoured(settings):
+    settings.WORKER_METRICS_HOST = "127.0.0.2"
+    server = serve_health(_heartbeat(FakeClock()), 0)
+    try:
+        assert _get(server.port, "/healthz", host="127.0.0.2")[0] == 200
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", server.port), timeout=2).close()
+    finally:
+        server.close()

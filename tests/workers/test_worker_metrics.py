@@ -35,7 +35,9 @@ def test_every_loop_serves_its_metrics_and_health(tmp_path):
             lease_expires_at=now - timedelta(seconds=5),
         )
         bulk_jobs(2, status=JobStatus.SUCCEEDED, attempt=1, finished_at=now - timedelta(hours=2))
-        env = child_env(EGRESS_ALLOWLIST=allow, LOG_FORMAT="json", ARCHIVE_SUCCEEDED_AFTER_SECONDS="3600")
+        env = child_env(
+            EGRESS_ALLOWLIST=allow, LOG_FORMAT="json", ARCHIVE_SUCCEEDED_AFTER_SECONDS="3600", METRICS_TENANT_LABELS="1"
+        )
         ports = {name: free_port() for name in ("scheduler", "executor", "reconciler", "archiver")}
         extra = {
             "scheduler": ["--idle-seconds", "0.2"],

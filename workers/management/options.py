@@ -32,8 +32,8 @@ def add_loop_options(parser: ArgumentParser, *, idle_default: float, idle_help: 
         "--metrics-port",
         type=_port,
         default=None,
-        help="serve /metrics (Prometheus) and /healthz (the loop's heartbeat) on this port, all interfaces;"
-        " default: off",
+        help="serve /metrics (Prometheus) and /healthz (the loop's heartbeat) on this port, on"
+        " WORKER_METRICS_HOST (default 127.0.0.1); default: off",
     )
 
 
