@@ -1,7 +1,8 @@
 """The dead-letter console for support staff, and a read-only view of every job.
 
-Viewing needs jobs.view_deadjob; retrying needs jobs.retry_dead_jobs (the
-"support" group has both). Every retry goes through `jobs.services.job_retry`
+Viewing needs jobs.view_deadjob; retrying needs jobs.retry_dead_jobs and the
+view permission too (the "support" group has both): nobody changes a job they
+may not see, on its page, in a bulk action or through retry-matching. Every retry goes through `jobs.services.job_retry`
 (one guarded UPDATE) and is recorded in the admin log. List pages never count a
 large table whole (CappedCountPaginator, no full count, no facets) and never
 query per row (the task name comes from a subquery of the same statement).
@@ -325,12 +326,12 @@ class DeadJobAdmin(JobPagesAdmin):
     actions = ["retry_selected", "discard_selected"]
 
     def has_retry_permission(self, request) -> bool:
-        """Retrying is its own permission: staff who may only view see the console read-only."""
-        return request.user.has_perm("jobs.retry_dead_jobs")
+        """Retrying is its own permission, on top of viewing: staff who may only view see the console read-only."""
+        return request.user.has_perm("jobs.retry_dead_jobs") and self.has_view_permission(request)
 
     def has_discard_permission(self, request) -> bool:
-        """Discarding is its own permission too: it removes a job from the DLQ for good."""
-        return request.user.has_perm("jobs.discard_dead_jobs")
+        """Discarding is its own permission too (on top of viewing): it removes a job from the DLQ for good."""
+        return request.user.has_perm("jobs.discard_dead_jobs") and self.has_view_permission(request)
 
     @admin.display(description="error")
     def error_excerpt(self, obj: DeadJob) -> str:
@@ -471,8 +472,8 @@ class JobAdmin(JobPagesAdmin):
     actions = ["cancel_selected"]
 
     def has_cancel_permission(self, request) -> bool:
-        """Cancelling is its own permission: a cancelled job never runs."""
-        return request.user.has_perm("jobs.cancel_pending_jobs")
+        """Cancelling is its own permission (on top of viewing): a cancelled job never runs."""
+        return request.user.has_perm("jobs.cancel_pending_jobs") and self.has_view_permission(request)
 
     def get_urls(self):
         view = self.admin_site.admin_view

@@ -1,7 +1,8 @@
 """The headers a job's attempt carries besides the task's own, built alike by the executor and the dry run.
 
 Pure: the caller passes the instant of sending, the resolved credential (or a
-mask, for the dry run) and the tenant's live signing keys. Names are in
+mask, for the dry run) and the tenant's live signing keys (the dry run has the
+signature withheld: its shape only). Names are in
 tasks.headers (the API refuses every one of them on a task).
 """
 
@@ -59,8 +60,12 @@ def our_headers(
     secret: str | None,
     signing_keys: Sequence[bytes],
     body: bytes,
+    withhold_signature: bool = False,
 ) -> dict[str, str]:
-    """Our delivery headers for one attempt; signed (Standard Webhooks) when the tenant has signing keys."""
+    """Our delivery headers for one attempt; signed (Standard Webhooks) when the tenant has signing keys.
+
+    `withhold_signature` (the dry run) puts the signature's shape in its header, not a value.
+    """
     headers = {
         IDEMPOTENCY_KEY_HEADER: job_id,
         SCHEDULED_AT_HEADER: _scheduled_at_text(scheduled_at),
@@ -74,6 +79,12 @@ def our_headers(
     if signing_keys:
         # webhook-id is the job id, the same on every attempt; the timestamp is this attempt's.
         headers.update(
-            signature_headers(keys=signing_keys, msg_id=job_id, timestamp=int(sent_at.timestamp()), body=body)
+            signature_headers(
+                keys=signing_keys,
+                msg_id=job_id,
+                timestamp=int(sent_at.timestamp()),
+                body=body,
+                withhold=withhold_signature,
+            )
         )
     return headers

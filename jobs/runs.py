@@ -85,7 +85,8 @@ def task_dry_run(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = N
     """The request a run now would send at this instant (credential masked), and the egress verdict; sends nothing.
 
     The Idempotency-Key and webhook-id are a fresh id standing for the job a run would create;
-    the signature is real, under the tenant's live signing secrets.
+    the signature is withheld (`v1,<withheld>` per live signing secret): a real one would be a
+    signed payload minted with no job and no audit trail.
     """
     task = Task.objects.filter(pk=task_id, tenant_id=tenant_id, status__in=LIVE_STATUSES).first()
     if task is None:
@@ -103,6 +104,7 @@ def task_dry_run(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = N
             secret=MASK if task.secret_ref else None,
             signing_keys=keys,
             body=task.http_body.encode(),
+            withhold_signature=True,
         )
     )
     verdict, detail = dial_verdict(task.http_url)

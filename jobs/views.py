@@ -69,7 +69,7 @@ _JOB_EXAMPLE = OpenApiExample(
     },
 )
 _DRY_RUN_EXAMPLE = OpenApiExample(
-    "a signed request, credential masked",
+    "a signed request, credential masked, signature withheld",
     response_only=True,
     value={
         "request": {
@@ -85,7 +85,7 @@ _DRY_RUN_EXAMPLE = OpenApiExample(
                 "Authorization": "[redacted]",
                 "webhook-id": "0194a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
                 "webhook-timestamp": "1799050502",
-                "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+                "webhook-signature": "v1,<withheld>",
             },
             "body": '{"kind": "daily"}',
         },
@@ -347,8 +347,9 @@ class TaskDryRunView(APIView):
         responses={200: DryRunOutput, 404: _PROBLEM},
         examples=[_DRY_RUN_EXAMPLE],
         description="Headers include ours: Idempotency-Key and webhook-id stand for the job a run would create, "
-        "the signature is real (your live signing secrets), Authorization is masked. The egress verdict is the "
-        "executor's dial-time check on the URL's current DNS answer.",
+        "Authorization is masked, and webhook-signature shows its shape with the value withheld: `v1,<withheld>` "
+        "once per live signing secret (two during a rotation), so a dry run never hands out a signed payload. "
+        "The egress verdict is the executor's dial-time check on the URL's current DNS answer.",
     )
     def post(self, request: Request, task_id: str) -> Response:
         task_uuid = _path_id(task_id, not_found("task"))

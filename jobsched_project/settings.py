@@ -188,6 +188,8 @@ def _fernet_keys(name: str) -> list[str]:
 
 
 DEBUG = _strict_bool("DEBUG", False)
+# The DEBUG page and error mails also hide connection URLs (DATABASE_URL carries a password).
+DEFAULT_EXCEPTION_REPORTER_FILTER = "jobsched_project.exception_reporter.ConnectionUrlHidingFilter"
 
 SECRET_KEY = _secret("SECRET_KEY")
 if not SECRET_KEY:

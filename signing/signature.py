@@ -6,6 +6,9 @@ Idempotency-Key), `webhook-timestamp` (Unix seconds at send time) and
 under each of the tenant's valid secrets, space-separated, so a receiver that
 knows either secret of a rotation verifies the call. A secret is
 `whsec_<base64 of 32 random bytes>`; the HMAC key is the decoded bytes.
+A dry run shows the header's shape only (`v1,<withheld>` per secret): a real
+signature there would let whoever holds an API token mint signed payloads
+with no job and no audit trail.
 Receivers verify with the `standardwebhooks` package (docs/receiving-calls.md).
 """
 
@@ -22,6 +25,7 @@ from tasks.headers import SIGNATURE_HEADER, SIGNATURE_ID_HEADER, SIGNATURE_TIMES
 
 SECRET_PREFIX = "whsec_"
 KEY_BYTES = 32
+WITHHELD = "<withheld>"
 
 
 def new_secret() -> str:
@@ -52,10 +56,19 @@ def signature(*, keys: Sequence[bytes], msg_id: str, timestamp: int, body: bytes
     )
 
 
-def signature_headers(*, keys: Sequence[bytes], msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
-    """The three headers of a signed call."""
+def withheld_signature(*, key_count: int) -> str:
+    """The `webhook-signature` value's shape with no signature in it: `v1,<withheld>` per key."""
+    return " ".join(["v1," + WITHHELD] * key_count)
+
+
+def signature_headers(
+    *, keys: Sequence[bytes], msg_id: str, timestamp: int, body: bytes, withhold: bool = False
+) -> dict[str, str]:
+    """The three headers of a signed call; with `withhold`, the signature's shape only (nothing is signed)."""
     return {
         SIGNATURE_ID_HEADER: msg_id,
         SIGNATURE_TIMESTAMP_HEADER: str(timestamp),
-        SIGNATURE_HEADER: signature(keys=keys, msg_id=msg_id, timestamp=timestamp, body=body),
+        SIGNATURE_HEADER: withheld_signature(key_count=len(keys))
+        if withhold
+        else signature(keys=keys, msg_id=msg_id, timestamp=timestamp, body=body),
     }

@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from bench.masking import adversarial_bodies
+from jobsched_project import masking
 from jobsched_project.masking import MASK, is_secret_name, mask_body, mask_headers, mask_url
 
 CREDENTIAL = "c0ffee-5ecret-value"
@@ -65,3 +67,62 @@ def test_header_values_holding_a_url_or_a_bearer_credential_are_masked():
     masked = mask_headers({"X-Callback": f"https://example.com/?key={CREDENTIAL}", "X-Forward": f"Bearer {CREDENTIAL}"})
     assert CREDENTIAL not in json.dumps(masked)
     assert masked["X-Callback"] == f"https://example.com/?key={MASK}"
+
+
+# --- bodies built to stall or crash the masking (bench.masking times them; these only check the result) ---
+
+
+def _squeezed(text: str) -> str:
+    return text.replace("\n", "").replace(" ", "")
+
+
+@pytest.mark.parametrize("size", [16 * 1024, 64 * 1024])
+@pytest.mark.parametrize("shape", list(adversarial_bodies(1024)))
+def test_bodies_built_against_the_masking_are_shown_whole_and_still_masked(shape, size):
+    prefix = f'token="{CREDENTIAL}" '
+    body = adversarial_bodies(size - len(prefix))[shape]
+    assert mask_body(prefix + body) == f"token={MASK} " + body  # as text: the prefix makes it no JSON
+    assert _squeezed(mask_body(body)) == _squeezed(body)  # as it comes: JSON, or text when too deep
+
+
+@pytest.mark.parametrize("depth", [600, 100_000])
+def test_json_nested_deeper_than_python_recurses_is_masked_as_text(depth):
+    body = '{"access_token": "' + CREDENTIAL + '", "deep": ' + "[" * depth + "]" * depth + "}"
+    masked = mask_body(body)
+    assert CREDENTIAL not in masked
+    # At 100k the arrays pass BODY_LIMIT: the shown part ends before the word the bound splits.
+    assert masked.startswith('{"access_token": ' + MASK + ', "deep":')
+
+
+def test_json_within_the_depth_bound_is_still_masked_by_key_and_pretty_printed():
+    inner: object = {"credentials": {"user": "u", "pw": CREDENTIAL}, "kept": "yes"}
+    for _ in range(20):
+        inner = {"level": inner}
+    masked = mask_body(json.dumps(inner))
+    assert CREDENTIAL not in masked
+    assert '"credentials": "' + MASK + '"' in masked and '"kept": "yes"' in masked
+    assert masked.startswith('{\n  "level": {\n    "level": {')
+
+
+def test_only_the_first_body_limit_characters_are_masked_and_shown_and_the_rest_is_counted():
+    limit = masking.BODY_LIMIT
+    body = "word " * limit  # five times the bound
+    masked = mask_body(body)
+    assert masked.startswith("word word")
+    assert len(masked) <= limit + 100
+    assert masked.endswith(f"characters not shown: the console shows the first {limit})")
+
+
+@pytest.mark.parametrize(
+    "straddling",
+    ['password: "' + "p4ss-phrase " * 100 + '"', "Authorization: Bearer " + "b3arer" * 100, "token=" + "t0ken" * 100],
+)
+def test_a_credential_the_bound_cuts_is_not_shown_in_part(straddling):
+    filler = "x " * ((masking.BODY_LIMIT - 40) // 2)
+    masked = mask_body(filler + straddling + " and more")
+    for fragment in ("p4ss", "b3arer", "t0ken"):
+        assert fragment not in masked
+
+
+def test_an_unterminated_quoted_value_is_masked_to_the_end():
+    assert mask_body(f'note: ok, password: "{CREDENTIAL} and the rest') == f"note: ok, password: {MASK}"

@@ -147,6 +147,20 @@ def test_a_retrier_without_the_discard_permission_cannot_discard(client_as):
     assert status_of(dead) == JobStatus.DEAD
 
 
+def test_staff_who_may_cancel_or_discard_but_not_view_the_jobs_can_do_neither(client_as):
+    # Like a retry: changing a job needs the permission to see it too.
+    blind = make_staff("blind-agent", perms=("jobs.cancel_pending_jobs", "jobs.discard_dead_jobs"))
+    pending, dead = make_job(make_task()), make_dead_job(make_task())
+    client = client_as(blind)
+
+    assert client.post(reverse("admin:jobs_job_cancel", args=[pending.pk])).status_code == 403
+    assert client.post(reverse("admin:jobs_deadjob_discard", args=[dead.pk])).status_code == 403
+    assert act(client, JOBS, "cancel_selected", [pending]).status_code == 403
+    assert act(client, DEAD, "discard_selected", [dead]).status_code == 403
+    assert (status_of(pending), status_of(dead)) == (JobStatus.PENDING, JobStatus.DEAD)
+    assert LogEntry.objects.count() == 0
+
+
 def test_cancel_takes_only_post(support_user, client_as):
     job = make_job(make_task())
     assert client_as(support_user).get(reverse("admin:jobs_job_cancel", args=[job.pk])).status_code == 405

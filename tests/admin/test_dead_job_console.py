@@ -452,6 +452,21 @@ def test_staff_without_the_retry_permission_cannot_retry(readonly_staff, client_
     assert LogEntry.objects.count() == 0
 
 
+def test_staff_who_may_retry_but_not_view_dead_jobs_can_retry_none_of_them(client_as):
+    # A retry acts on jobs the console would show: whoever cannot see them cannot retry them either.
+    blind = make_staff("blind-retrier", perms=("jobs.retry_dead_jobs", "jobs.view_job"))
+    job = make_dead_job(make_task())
+    client = client_as(blind)
+
+    one = client.post(retry_url(job))
+    matching = client.post(RETRY_MATCHING)
+    action = run_action(client, [job.pk])
+
+    assert (one.status_code, matching.status_code, action.status_code) == (403, 403, 403)
+    assert status_of(job) == JobStatus.DEAD
+    assert LogEntry.objects.count() == 0
+
+
 @pytest.mark.parametrize("who", ["non_staff", "anonymous"])
 def test_non_staff_are_sent_to_the_login_page(non_staff, client_as, client, who):
     job = make_dead_job(make_task())

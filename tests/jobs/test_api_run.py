@@ -7,11 +7,12 @@ import time
 
 import pytest
 from django.utils import timezone
-from standardwebhooks.webhooks import Webhook
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from jobs.models import Job, JobStatus, RunRequest
 from jobs.queue import JobResult, Outcome, claim_due, record_results
 from signing.services import signing_secret_create
+from signing.signature import key_of, signature
 from tests.factories import make_task
 from tests.receivers import ConnectionTrap
 from workers.archiver import Archiver
@@ -116,10 +117,29 @@ def test_dry_run_shows_the_exact_request_signed_and_masked_and_sends_nothing(cli
     headers = request["headers"]
     assert headers["Content-Type"] == "application/json" and headers["Authorization"] == "[redacted]"
     assert headers["X-Attempt"] == "1" and headers["webhook-id"] == headers["Idempotency-Key"]
-    assert {"X-Deadline", "X-Scheduled-At", "webhook-timestamp", "webhook-signature"} <= set(headers)
-    # The signature is the real one: it verifies under the tenant's secret.
-    Webhook(secret).verify(request["body"].encode(), headers)
+    assert {"X-Deadline", "X-Scheduled-At", "webhook-timestamp"} <= set(headers)
+    # The signature's shape, its value withheld: a dry run must not mint a payload a receiver would accept.
+    assert headers["webhook-signature"] == "v1,<withheld>"
+    with pytest.raises(WebhookVerificationError):
+        Webhook(secret).verify(request["body"].encode(), headers)
+    real = signature(
+        keys=[key_of(secret)],
+        msg_id=headers["webhook-id"],
+        timestamp=int(headers["webhook-timestamp"]),
+        body=request["body"].encode(),
+    )
+    assert real.removeprefix("v1,") not in response.content.decode()
     assert not Job.objects.exists()
+
+
+def test_dry_run_during_a_rotation_shows_one_withheld_signature_per_live_secret(client, fake_dns):
+    signing_secret_create(tenant_id="tenant-a")
+    signing_secret_create(tenant_id="tenant-a", previous_expires_in=dt.timedelta(hours=1))
+    task = make_task()
+
+    headers = client.post(f"/v1/tasks/{task.pk}/dry-run").json()["request"]["headers"]
+
+    assert headers["webhook-signature"] == "v1,<withheld> v1,<withheld>"
 
 
 @pytest.mark.parametrize(
