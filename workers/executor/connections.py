@@ -29,8 +29,10 @@ from tasks.egress import EgressDenied, EgressPolicy
 
 from .dialer import DialRefused, VettingResolver, vetted_socket_factory
 
-# (scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
-Origin = tuple[str, str, int]
+# (tenant, scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
+# The tenant first: a server may authenticate the connection, not the request (NTLM, a proxy's mTLS),
+# so a connection one tenant opened would answer another tenant's call as the first.
+Origin = tuple[str, str, str, int]
 HAPPY_EYEBALLS_DELAY = 0.25  # seconds before the next address is tried, as aiohttp's connector
 # Bytes of an answer that are not its body (status line, headers, interim heads, chunk framing,
 # trailers): httptools joins a header's pieces by repeated appending, so an endless header would
@@ -245,7 +247,7 @@ def _default_tls() -> ssl.SSLContext:
 
 
 class ConnectionPool:
-    """Kept-alive connections by origin, at most `limit` in use (dialling included) and `limit` idle."""
+    """Kept-alive connections by tenant and origin, at most `limit` in use (dialling included) and `limit` idle."""
 
     def __init__(
         self,
@@ -387,7 +389,7 @@ class ConnectionPool:
             self._sweep = loop.call_later(self._keepalive / 2, self._close_expired)
 
     async def _dial(self, origin: Origin) -> Connection:
-        scheme, host, port = origin
+        _, scheme, host, port = origin
         loop = asyncio.get_running_loop()
         infos = await self._addresses(host, port)
         try:

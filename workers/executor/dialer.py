@@ -24,14 +24,17 @@ Refusals carry the generic "destination not allowed" as their text; the reason
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from aiohappyeyeballs import AddrInfoType, SocketFactoryType
-from aiohttp import TCPConnector
+from aiohttp import ClientRequest, TCPConnector
 from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.client_reqrep import ConnectionKey
 from aiohttp.resolver import DefaultResolver
 
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+
+from .calling_tenant import CALLING_TENANT
 
 
 class DialRefused(OSError):
@@ -84,3 +87,39 @@ def vetted_connector(*, policy: EgressPolicy, resolver: AbstractResolver | None 
     return TCPConnector(
         resolver=VettingResolver(policy, resolver), socket_factory=vetted_socket_factory(policy), **kwargs
     )
+
+
+class TenantConnectionKey(NamedTuple):
+    """aiohttp's `ConnectionKey` and the tenant: what the connector's pool keeps a connection under.
+
+    The connector reads a key's fields by name (`is_ssl`, and `host`/`port` in its errors)
+    and otherwise only hashes it, so the same fields plus one keep it working as before.
+    """
+
+    host: str
+    port: int | None
+    is_ssl: bool
+    ssl: Any
+    proxy: Any
+    proxy_auth: Any
+    proxy_headers_hash: int | None
+    server_hostname: str | None
+    tenant: str
+
+
+class TenantRequest(ClientRequest):
+    """aiohttp's request whose pool key carries the calling tenant (`calling_tenant`).
+
+    Keyed by origin alone, tenant B's call rode on the connection tenant A opened: against a
+    server that authenticates the connection, B was answered as A. The session builds every
+    request with this class; `tenant` is read when the request is built, inside the call.
+    """
+
+    def __init__(self, *args: Any, tenant: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tenant = CALLING_TENANT.get() if tenant is None else tenant
+
+    @property
+    def connection_key(self) -> ConnectionKey:
+        # A wider tuple in ConnectionKey's place: the connector only hashes it and reads fields by name.
+        return cast(ConnectionKey, TenantConnectionKey(*super().connection_key, self.tenant))
