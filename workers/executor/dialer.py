@@ -6,9 +6,11 @@ real address is known. aiohttp connects to exactly the addresses its resolver
 returns (no second lookup), and TLS still verifies the URL's host name. Two
 hooks, both public `TCPConnector` arguments:
 
-- `resolver=VettingResolver`: resolve with the inner resolver, vet EVERY
-  answer (all or nothing: a public + private mix is what rebinding serves) and
-  the name itself; an unresolvable name is refused the same way.
+- `resolver=VettingResolver`: resolve (`lookups.TenantLookups`: c-ares, a
+  timeout per lookup, a cap per tenant, around the inner resolver when one is
+  given), vet EVERY answer (all or nothing: a public + private mix is what
+  rebinding serves) and the name itself; a name that does not exist is refused
+  the same way, a lookup that did not finish fails as a connection failure.
 - `socket_factory=vetted_socket_factory`: the analogue of Go's dialer Control
   hook. aiohappyeyeballs calls it for every socket, with the exact address and
   port about to be passed to connect(): resolver answers, DNS-cache hits and IP
@@ -30,11 +32,11 @@ from aiohappyeyeballs import AddrInfoType, SocketFactoryType
 from aiohttp import ClientRequest, TCPConnector
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.client_reqrep import ConnectionKey
-from aiohttp.resolver import DefaultResolver
 
-from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, LookupUnfinished
 
 from .calling_tenant import CALLING_TENANT
+from .lookups import LookupLimits, TenantLookups
 
 
 class DialRefused(OSError):
@@ -48,15 +50,19 @@ class DialRefused(OSError):
 class VettingResolver(AbstractResolver):
     """Resolve, then vet every address with the egress policy before anyone dials it."""
 
-    def __init__(self, policy: EgressPolicy, inner: AbstractResolver | None = None) -> None:
+    def __init__(
+        self, policy: EgressPolicy, inner: AbstractResolver | None = None, limits: LookupLimits | None = None
+    ) -> None:
         self._policy = policy
-        self._inner = inner or DefaultResolver()
+        self._inner = TenantLookups(limits or LookupLimits(), inner)
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         try:
             answers = await self._inner.resolve(host, port, family)
+        except LookupUnfinished:
+            raise  # nothing is known about the name: the call reads "connection failed", not a refusal
         except OSError as exc:
             raise EgressDenied(f"{host!r} did not resolve: {exc}") from None
         # All or nothing: a public + private mix is what a rebinding answer looks like.
@@ -82,11 +88,12 @@ def vetted_socket_factory(policy: EgressPolicy) -> SocketFactoryType:
     return open_socket
 
 
-def vetted_connector(*, policy: EgressPolicy, resolver: AbstractResolver | None = None, **kwargs: Any) -> TCPConnector:
-    """A TCP connector whose every connection goes to an address the policy admits."""
-    return TCPConnector(
-        resolver=VettingResolver(policy, resolver), socket_factory=vetted_socket_factory(policy), **kwargs
-    )
+def vetted_connector(*, policy: EgressPolicy, resolver: VettingResolver, **kwargs: Any) -> TCPConnector:
+    """A TCP connector whose every connection goes to an address the policy admits.
+
+    The caller closes `resolver` after the connector: aiohttp closes only a resolver it built.
+    """
+    return TCPConnector(resolver=resolver, socket_factory=vetted_socket_factory(policy), **kwargs)
 
 
 class TenantConnectionKey(NamedTuple):

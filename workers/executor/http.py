@@ -52,7 +52,8 @@ from tasks.headers import SECRET_HEADER
 
 from .calling_tenant import calling_for
 from .connections import AnswerError, ConnectionPool, Origin, ServerDisconnected
-from .dialer import DialRefused, TenantRequest, vetted_connector
+from .dialer import DialRefused, TenantRequest, VettingResolver, vetted_connector
+from .lookups import LookupLimits
 from .redaction import REDACTED, kept_body, window_bytes
 from .secrets import SecretsProvider, SecretUnavailable
 from .signing import SigningKeys, SigningUnavailable
@@ -237,6 +238,7 @@ class DeliveryClient:
         keepalive_seconds: float = 30.0,
         body_limit: int = RESPONSE_BODY_LIMIT,
         resolver: AbstractResolver | None = None,
+        lookups: LookupLimits | None = None,  # how names are looked up (c-ares; settings DNS_*)
         engine: str = "httptools",
         ssl_context: ssl.SSLContext | None = None,  # the httptools engine's TLS trust (default: the system's)
     ) -> None:
@@ -248,6 +250,7 @@ class DeliveryClient:
         self.signing = signing
         self._body_limit = body_limit
         self._session: aiohttp.ClientSession | None = None
+        self._session_resolver: VettingResolver | None = None
         self._pool_requests: dict[tuple[str, URL], aiohttp.ClientRequest] = {}
         # The httptools engine's own pool (workers.executor.connections), on the same vetted dial.
         self._pool = ConnectionPool(
@@ -256,6 +259,7 @@ class DeliveryClient:
             keepalive_seconds=keepalive_seconds,
             decoder_factory=_BoundedDecoder,
             resolver=resolver,
+            lookups=lookups,
             ssl_context=ssl_context,
         )
 
@@ -263,9 +267,13 @@ class DeliveryClient:
             # Built lazily, inside the running event loop; once: both engines (and warm) share it.
             if self._session is not None:
                 return self._session
+            self._session_resolver = VettingResolver(policy, resolver, lookups)
             self._session = aiohttp.ClientSession(
                 connector=vetted_connector(
-                    policy=policy, resolver=resolver, limit=max_connections, keepalive_timeout=keepalive_seconds
+                    policy=policy,
+                    resolver=self._session_resolver,
+                    limit=max_connections,
+                    keepalive_timeout=keepalive_seconds,
                 ),
                 trust_env=False,  # no proxy from the environment: the check must see the real destination
                 cookie_jar=aiohttp.DummyCookieJar(),  # shared by all tenants: a cookie must never cross to another
@@ -596,3 +604,6 @@ class DeliveryClient:
         await self._client.aclose()  # closes the session through the transport
         if self._session is not None and not self._session.closed:
             await self._session.close()
+        if self._session_resolver is not None:
+            await self._session_resolver.close()  # c-ares' lookups end here, not after the loop closed
+            self._session_resolver = None
