@@ -75,7 +75,7 @@ class DryRun:
     url: str
     headers: dict[str, str]
     body: str
-    egress_verdict: str  # allowed | refused | unresolved
+    egress_verdict: str  # allowed | refused | unresolved | unknown (tasks.targets.dial_verdict)
     egress_detail: str
     signed: bool
     secret_found: bool | None  # None: the task names no secret; False: the call would fail "secret unavailable"

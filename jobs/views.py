@@ -320,7 +320,7 @@ class DryRunRequestOutput(serializers.Serializer):
 
 
 class DryRunEgressOutput(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=["allowed", "refused", "unresolved"], source="egress_verdict")
+    verdict = serializers.ChoiceField(choices=["allowed", "refused", "unresolved", "unknown"], source="egress_verdict")
     detail = serializers.CharField(source="egress_detail")
 
 

@@ -54,6 +54,8 @@ PROBLEM_TYPES: dict[str, str] = {
     "too-many-secrets": "The tenant already holds the most secrets it may; delete one first.",
     "too-many-requests": "The tenant's request rate is exceeded; wait `Retry-After` seconds.",
     "internal-server-error": "A bug on our side; it has been logged.",
+    "url-check-unavailable": "The task URL's host name could not be looked up now (timed out, or too many lookups "
+    "in flight), so the URL could not be checked; nothing was saved. Retry after `Retry-After` seconds.",
     "history-unavailable": "The job history store does not answer; the page would be incomplete. Retry later.",
     "not-ready": "The database does not answer (readiness probe).",
 }

@@ -398,6 +398,12 @@ JWT_MAX_LIFETIME_SECONDS = _optional_positive_int("JWT_MAX_LIFETIME_SECONDS")
 
 # --- Egress (SSRF) ---
 EGRESS_ALLOWLIST = _setting("EGRESS_ALLOWLIST", env.str, "")
+# Name lookups (c-ares) for the create-time check and the executor's dials (tasks.egress.lookups).
+# Name servers as `address[:port]`, comma-separated; empty: the system's (/etc/resolv.conf).
+DNS_NAMESERVERS = _setting("DNS_NAMESERVERS", env.str, "")
+DNS_TIMEOUT_SECONDS = _positive_float("DNS_TIMEOUT_SECONDS", 2.0)
+DNS_LOOKUPS_PER_TENANT = _positive_int("DNS_LOOKUPS_PER_TENANT", 8)  # the executor's, in flight
+DNS_API_LOOKUPS_MAX = _positive_int("DNS_API_LOOKUPS_MAX", 32)  # an API process's, in flight
 
 # --- Tenants' secrets (vault) ---
 # Fernet keys, comma-separated: the first encrypts, all decrypt (rotation: manage.py rotate_secret_keys).

@@ -19,6 +19,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from jobsched_project.fields import JsonIntegerField, JsonStringField
+from jobsched_project.problems import Problem
 from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
 from jobsched_project.serializers import StrictSerializer
 from tasks import egress, health, schedule, services
@@ -141,6 +142,8 @@ class HttpInput(StrictSerializer):
             return check_task_url(value)
         except egress.TargetError as exc:
             raise serializers.ValidationError(exc.message) from None
+        except egress.LookupUnfinished:
+            raise url_check_unavailable() from None
 
     def validate_headers(self, value: Any) -> dict[str, str]:
         try:
@@ -153,6 +156,21 @@ class HttpInput(StrictSerializer):
         if len(value.encode("utf-8")) > MAX_BODY_BYTES:
             raise serializers.ValidationError(f"must be at most {MAX_BODY_BYTES} bytes (UTF-8)")
         return value
+
+
+URL_CHECK_RETRY_SECONDS = 5
+
+
+def url_check_unavailable() -> Problem:
+    """503: the URL's name could not be looked up now; never taken as "does not resolve" (which is accepted)."""
+    message = "its host name could not be looked up now (DNS timed out or is busy); try again"
+    return Problem(
+        503,
+        "url-check-unavailable",
+        f"http.url: {message}",
+        headers={"Retry-After": str(URL_CHECK_RETRY_SECONDS)},
+        errors={"http.url": [message]},
+    )
 
 
 def _bounded_int(bounds: tuple[int, int], default: int) -> serializers.IntegerField:

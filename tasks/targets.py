@@ -1,6 +1,6 @@
 """The task API's use of the egress policy: EGRESS_ALLOWLIST parsed once, resolver swappable.
 
-tasks.egress is pure (no Django); this module binds it to settings.
+tasks.egress is pure (no Django); this module binds it to settings (EGRESS_ALLOWLIST, DNS_*).
 """
 
 from __future__ import annotations
@@ -16,8 +16,25 @@ from tasks.egress.urls import literal_address, parse_task_url
 
 logger = logging.getLogger(__name__)
 
-# The create-time resolver; tests replace it so they never depend on real DNS.
-resolver: egress.Resolver = egress.resolve_host
+# The create-time resolver; tests replace it so they never depend on real DNS. None: c-ares as
+# settings.DNS_* say (`name_resolver`).
+resolver: egress.Resolver | None = None
+
+
+@lru_cache(maxsize=4)
+def _name_resolver(nameservers: str, timeout_seconds: float, max_in_flight: int) -> egress.NameResolver:
+    try:
+        servers = egress.parse_nameservers(nameservers)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DNS_NAMESERVERS: {exc}") from exc
+    return egress.NameResolver(nameservers=servers, timeout_seconds=timeout_seconds, max_in_flight=max_in_flight)
+
+
+def name_resolver() -> egress.Resolver:
+    """The create-time resolver: the tests' replacement, or c-ares per settings (built once per value)."""
+    if resolver is not None:
+        return resolver
+    return _name_resolver(settings.DNS_NAMESERVERS, settings.DNS_TIMEOUT_SECONDS, settings.DNS_API_LOOKUPS_MAX)
 
 
 @lru_cache(maxsize=4)
@@ -42,16 +59,18 @@ def egress_policy() -> egress.EgressPolicy:
 
 
 def check_task_url(url: str) -> str:
-    """Return `url` if the policy admits it at create/edit time, or raise egress.TargetError."""
-    egress_policy().check_url(url, resolve=resolver)
+    """Return `url` if the policy admits it at create/edit time; raise egress.TargetError (refused) or
+    egress.LookupUnfinished (its name could not be looked up now: nothing is known, nothing accepted)."""
+    egress_policy().check_url(url, resolve=name_resolver())
     return url
 
 
 def dial_verdict(url: str) -> tuple[str, str]:
     """What the executor's dial-time check would say about `url` now: (verdict, tenant-safe detail).
 
-    "allowed", "refused" (the generic text: the reason may name internal addresses), or
-    "unresolved" (the name does not resolve now; the call would fail to connect).
+    "allowed", "refused" (the generic text: the reason may name internal addresses),
+    "unresolved" (the name does not exist now; the call would be refused), or "unknown" (its
+    lookup did not finish now: timed out, or too many in flight; the call looks again).
     """
     policy = egress_policy()
     try:
@@ -63,8 +82,10 @@ def dial_verdict(url: str) -> tuple[str, str]:
         addresses = [host]
     else:
         try:
-            addresses = list(resolver(host, port))
-        except (OSError, UnicodeError, ValueError):
+            addresses = list(name_resolver()(host, port))
+        except (OSError, UnicodeError, ValueError) as exc:
+            if isinstance(egress.lookup_failure(exc), egress.LookupUnfinished):
+                return "unknown", f"the lookup of {host} did not finish now; the executor looks again at the call"
             return "unresolved", f"{host} does not resolve now"
     try:
         policy.vet_resolved(host, port, addresses)

@@ -36,6 +36,10 @@ from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, etag, idempotency_key_pr
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")
+_URL_CHECK_UNAVAILABLE = OpenApiResponse(
+    description="url-check-unavailable: the URL's host name could not be looked up now (timed out, or too many "
+    "lookups in flight); `errors` names `http.url`. Nothing was saved; retry after `Retry-After` seconds."
+)
 _IF_MATCH = OpenApiParameter(
     "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True, description='the ETag read, e.g. "7"'
 )
@@ -169,6 +173,7 @@ class TaskListCreateView(APIView):
             409: _PROBLEM,
             422: _PROBLEM,
             429: _PROBLEM,
+            503: _URL_CHECK_UNAVAILABLE,
         },
     )
     def post(self, request: Request) -> Response:
@@ -215,7 +220,14 @@ class TaskDetailView(APIView):
         parameters=[_IF_MATCH],
         request=TaskInput,
         examples=[_PATCH_EXAMPLE],
-        responses={200: TaskOutput, 400: _PROBLEM, 404: _PROBLEM, 412: _PROBLEM, 428: _PROBLEM},
+        responses={
+            200: TaskOutput,
+            400: _PROBLEM,
+            404: _PROBLEM,
+            412: _PROBLEM,
+            428: _PROBLEM,
+            503: _URL_CHECK_UNAVAILABLE,
+        },
         description='Merge-patch: top-level fields replace, "http" merges key by key, "schedule" replaces whole. '
         "A changed schedule recomputes next_run_at; other edits never touch it.",
     )

@@ -138,12 +138,13 @@ FAKE_DNS = {
 def fake_dns(monkeypatch):
     """Create-time DNS from FAKE_DNS (any other name does not resolve), so tests never touch real DNS."""
     import tasks.targets
+    from tasks.egress import NameNotFound
 
     def resolve(host, port):
         try:
             return list(FAKE_DNS[host])
         except KeyError:
-            raise OSError(f"{host} does not resolve") from None
+            raise NameNotFound(f"{host} does not resolve") from None  # NXDOMAIN, not a lookup that failed
 
     monkeypatch.setattr(tasks.targets, "resolver", resolve)
     return FAKE_DNS

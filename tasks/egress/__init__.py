@@ -10,12 +10,15 @@ after DNS and right before ``connect()`` (``EgressPolicy.vet_resolved`` /
 - ``allowlist``: ``EGRESS_ALLOWLIST`` parsing and matching;
 - ``urls``: what a URL may say (scheme, port, credentials, host), read by both
   parsers the code uses;
+- ``lookups``: what a failed name lookup means (``NameNotFound`` vs
+  ``LookupUnfinished``) and the API's bounded c-ares resolver;
 - ``policy``: ``EgressPolicy``, which joins them for create and dial time.
 
 Import the public names from here.
 """
 
 from tasks.egress.allowlist import Allowlist, AllowlistEntry
+from tasks.egress.lookups import LookupUnfinished, NameNotFound, NameResolver, lookup_failure, parse_nameservers
 from tasks.egress.networks import BLOCKED_NETWORKS, is_public_address
 from tasks.egress.policy import ALLOWED_PORTS, GENERIC_MESSAGE, EgressDenied, EgressPolicy, Resolver, resolve_host
 from tasks.egress.urls import MAX_URL_LENGTH, ParsedTarget, TargetError, port_spelling_problem
@@ -29,10 +32,15 @@ __all__ = [
     "AllowlistEntry",
     "EgressDenied",
     "EgressPolicy",
+    "LookupUnfinished",
+    "NameNotFound",
+    "NameResolver",
     "ParsedTarget",
     "Resolver",
     "TargetError",
     "is_public_address",
+    "lookup_failure",
+    "parse_nameservers",
     "port_spelling_problem",
     "resolve_host",
 ]

@@ -14,11 +14,11 @@ for them. The internal ``reason`` is for logs.
 
 from __future__ import annotations
 
-import concurrent.futures
-import socket
+import functools
 from collections.abc import Callable
 
 from tasks.egress.allowlist import Allowlist
+from tasks.egress.lookups import LookupUnfinished, NameResolver, lookup_failure
 from tasks.egress.networks import IPAddress, embedded_ipv4_of, is_public_address, parse_address
 from tasks.egress.urls import (
     ParsedTarget,
@@ -29,7 +29,14 @@ from tasks.egress.urls import (
     parse_task_url,
 )
 
-__all__ = ["ALLOWED_PORTS", "GENERIC_MESSAGE", "EgressDenied", "EgressPolicy", "Resolver", "resolve_host"]
+__all__ = [
+    "ALLOWED_PORTS",
+    "GENERIC_MESSAGE",
+    "EgressDenied",
+    "EgressPolicy",
+    "Resolver",
+    "resolve_host",
+]
 
 Resolver = Callable[[str, int], list[str]]
 
@@ -49,21 +56,14 @@ class EgressDenied(Exception):
         self.reason = reason
 
 
-_DNS_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="egress-dns")
+@functools.cache
+def _system_resolver() -> NameResolver:
+    return NameResolver()  # the system's name servers; built on first use (it starts c-ares' thread)
 
 
-def resolve_host(host: str, port: int, *, timeout: float = 2.0) -> list[str]:
-    """Resolve with ``getaddrinfo`` under a timeout (``TimeoutError`` is an OSError).
-
-    The lookup thread is left to finish on its own after a timeout;
-    getaddrinfo cannot be cancelled.
-    """
-    future = _DNS_POOL.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
-    try:
-        infos = future.result(timeout=timeout)
-    except concurrent.futures.TimeoutError:
-        raise TimeoutError(f"resolving {host!r} timed out") from None
-    return [str(info[4][0]) for info in infos]
+def resolve_host(host: str, port: int) -> list[str]:
+    """Resolve with c-ares and the system's name servers (``NameResolver``: bounded in time and number)."""
+    return _system_resolver()(host, port)
 
 
 _NO_ALLOWLIST = Allowlist.empty()
@@ -126,9 +126,10 @@ class EgressPolicy:
         """Validate a task URL at create/edit time; raise ``TargetError``.
 
         The URL itself is read by ``parse_task_url`` (both parsers must
-        agree); then the destination is judged. A name that does not resolve
-        is accepted (the dial-time check decides); one that resolves to any
-        refused address is not.
+        agree); then the destination is judged. A name that does not exist
+        (``NameNotFound``) is accepted (the dial-time check decides); one that
+        resolves to any refused address is not. A lookup that did not finish
+        raises ``LookupUnfinished``: nothing is known, so nothing is accepted.
         """
         target = parse_task_url(url)
         host, port = target.host, target.port
@@ -137,8 +138,12 @@ class EgressPolicy:
             return target
         try:
             addresses = list(resolve(host, port))
-        except (OSError, UnicodeError, ValueError):
-            addresses = []  # DNS may be down: the dial-time check decides
+        except (OSError, UnicodeError, ValueError) as exc:
+            failure = lookup_failure(exc)
+            if isinstance(failure, LookupUnfinished):
+                # Busy or down is not "resolved to nothing": that name may resolve to 127.0.0.1.
+                raise failure from None
+            addresses = []  # the name does not exist now: the dial-time check decides
         problem = name_policy_problem(host)
         if problem is not None and not self._all_allowlisted(addresses, port):
             raise TargetError(GENERIC_MESSAGE, reason=f"{host!r}: {problem}")

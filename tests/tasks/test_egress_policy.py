@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.egress import ALLOWED_PORTS, GENERIC_MESSAGE, Allowlist, EgressDenied, EgressPolicy, TargetError
+from tasks.egress import (
+    ALLOWED_PORTS,
+    GENERIC_MESSAGE,
+    Allowlist,
+    EgressDenied,
+    EgressPolicy,
+    LookupUnfinished,
+    TargetError,
+)
 from tests.tasks.egress_dns import POLICY, check, timing_out_resolve
 
 # --------------------------------------------------------------------------
@@ -86,9 +94,15 @@ def test_allowlisted_nat64_prefix_still_refuses_a_blocked_embedded_ipv4() -> Non
         policy.check_destination("64:ff9b::808:808", 8443)
 
 
-def test_a_name_is_accepted_when_dns_times_out() -> None:
-    target = POLICY.check_url("https://public.example/", resolve=timing_out_resolve)
-    assert target.host == "public.example"
+def test_a_name_whose_lookup_times_out_is_never_taken_as_unresolved() -> None:
+    # Accepting it would let a name that resolves to 127.0.0.1 through whenever DNS is slow or busy.
+    with pytest.raises(LookupUnfinished):
+        POLICY.check_url("https://public.example/", resolve=timing_out_resolve)
+
+
+def test_a_name_that_does_not_exist_is_accepted_for_the_dial_time_check_to_decide() -> None:
+    target = check("https://nowhere.example/")
+    assert target.host == "nowhere.example"
 
 
 def test_check_url_passes_host_and_port_to_the_resolver() -> None:

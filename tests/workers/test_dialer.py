@@ -13,9 +13,11 @@ from tasks.egress import GENERIC_MESSAGE, EgressDenied
 from tests.receivers import ConnectionTrap, Receiver
 from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
 from workers.executor.dialer import DialRefused, VettingResolver, vetted_socket_factory
-from workers.executor.http import DeliveryClient
+from workers.executor.http import ERROR_CONNECTION, DeliveryClient
+from workers.executor.lookups import LookupLimits
 
 PUBLIC = "93.184.215.14"
+NO_SUCH_NAME = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
 
 pytestmark = pytest.mark.usefixtures("each_engine")
 __all__ = ["each_engine"]  # the fixture, imported for pytest
@@ -114,9 +116,15 @@ def test_an_ipv4_mapped_ipv6_literal_is_judged_as_the_ipv4_it_maps():
 
 
 def test_a_name_that_does_not_resolve_fails_with_the_same_generic_error():
-    resolver = ScriptedResolver(OSError("Name or service not known"))
+    resolver = ScriptedResolver(NO_SUCH_NAME)
     delivery = send(claimed("https://nowhere.example.com/"), policy=policy_for(), resolver=resolver)
     assert delivery.error == GENERIC_MESSAGE
+
+
+def test_a_lookup_that_fails_without_an_answer_is_a_connection_failure_not_a_refusal():
+    resolver = ScriptedResolver(OSError("resolver unreachable"))
+    delivery = send(claimed("https://hooks.example.com/"), policy=policy_for(), resolver=resolver)
+    assert delivery.error == ERROR_CONNECTION
 
 
 def test_the_connector_dials_the_vetted_address_it_resolved_without_a_second_lookup():
@@ -163,11 +171,14 @@ def test_concurrent_dials_to_one_name_share_one_lookup_and_each_address_is_still
 @pytest.mark.parametrize("each_engine", ["httptools"], indirect=True)
 def test_a_refused_lookup_is_not_cached_and_the_next_call_looks_again():
     with Receiver() as receiver:
-        resolver = ScriptedResolver(OSError("no such name"), ["127.0.0.1"])
+        resolver = ScriptedResolver(NO_SUCH_NAME, ["127.0.0.1"])
         policy = policy_for(f"127.0.0.1:{receiver.port}")
 
         async def main():
-            client = DeliveryClient(engine="httptools", policy=policy, resolver=resolver)
+            # The pool caches no refusal; the lookups' own short negative cache is off here.
+            client = DeliveryClient(
+                engine="httptools", policy=policy, resolver=resolver, lookups=LookupLimits(negative_seconds=0)
+            )
             try:
                 url = f"http://hooks.example.com:{receiver.port}/hook"
                 return [await client.send(claimed(url)) for _ in range(2)]

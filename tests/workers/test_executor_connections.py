@@ -364,7 +364,7 @@ def test_a_waiter_woken_but_beaten_to_the_room_stays_first_in_line():
                 keepalive_seconds=30,
                 decoder_factory=_BoundedDecoder,
             )
-            origin = ("http", "127.0.0.1", server.port)
+            origin = ("tenant-a", "http", "127.0.0.1", server.port)
             held, _ = await pool.acquire(origin)
             order = []
 

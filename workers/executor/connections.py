@@ -28,9 +28,12 @@ from aiohttp.abc import AbstractResolver
 from tasks.egress import EgressDenied, EgressPolicy
 
 from .dialer import DialRefused, VettingResolver, vetted_socket_factory
+from .lookups import LookupLimits
 
-# (scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
-Origin = tuple[str, str, int]
+# (tenant, scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
+# The tenant first: a server may authenticate the connection, not the request (NTLM, a proxy's mTLS),
+# so a connection one tenant opened would answer another tenant's call as the first.
+Origin = tuple[str, str, str, int]
 HAPPY_EYEBALLS_DELAY = 0.25  # seconds before the next address is tried, as aiohttp's connector
 # Bytes of an answer that are not its body (status line, headers, interim heads, chunk framing,
 # trailers): httptools joins a header's pieces by repeated appending, so an endless header would
@@ -245,7 +248,7 @@ def _default_tls() -> ssl.SSLContext:
 
 
 class ConnectionPool:
-    """Kept-alive connections by origin, at most `limit` in use (dialling included) and `limit` idle."""
+    """Kept-alive connections by tenant and origin, at most `limit` in use (dialling included) and `limit` idle."""
 
     def __init__(
         self,
@@ -255,9 +258,11 @@ class ConnectionPool:
         keepalive_seconds: float,
         decoder_factory: Any,
         resolver: AbstractResolver | None = None,
+        lookups: LookupLimits | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         self.limit = limit
+        self._lookup_limits = lookups
         self._keepalive = keepalive_seconds
         self._decoder_factory = decoder_factory
         self._policy = policy
@@ -277,9 +282,14 @@ class ConnectionPool:
         self.dialled = 0  # connections opened, for the tests and the warm-up's count
 
     async def acquire(self, origin: Origin) -> tuple[Connection, bool]:
-        """An idle connection to `origin` (newest first) or a new one; True when reused. Waits at the limit."""
+        """An idle connection to `origin` (newest first) or a new one; True when reused. Waits at the limit.
+
+        A new connection's name is looked up before it takes room in the pool: a lookup that
+        hangs (until its timeout) holds no slot another tenant's call is waiting for.
+        """
         loop = asyncio.get_running_loop()
         woken = False
+        infos: list[aiohappyeyeballs.AddrInfoType] | None = None
         while True:
             if self._in_use < self.limit:
                 idle = self._idle.get(origin)
@@ -293,7 +303,12 @@ class ConnectionPool:
                         continue
                     self._in_use += 1
                     return connection, True
-                break
+                if infos is not None:
+                    break
+            if infos is None:
+                _, _, host, port = origin
+                infos = await self._addresses(host, port)  # no room held (and none waited for) meanwhile
+                continue
             waiter = loop.create_future()
             # Woken, but another took the room first (a retry, a task already running): first in line again.
             (self._waiters.appendleft if woken else self._waiters.append)(waiter)
@@ -308,7 +323,7 @@ class ConnectionPool:
                 raise
         self._in_use += 1
         try:
-            connection = await self._dial(origin)
+            connection = await self._dial(origin, infos)
         except BaseException:
             self._in_use -= 1
             self._wake()
@@ -386,10 +401,9 @@ class ConnectionPool:
         if self._idle_count:
             self._sweep = loop.call_later(self._keepalive / 2, self._close_expired)
 
-    async def _dial(self, origin: Origin) -> Connection:
-        scheme, host, port = origin
+    async def _dial(self, origin: Origin, infos: list[aiohappyeyeballs.AddrInfoType]) -> Connection:
+        _, scheme, host, _ = origin
         loop = asyncio.get_running_loop()
-        infos = await self._addresses(host, port)
         try:
             sock = await aiohappyeyeballs.start_connection(
                 infos, happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY, socket_factory=self._socket_factory
@@ -450,7 +464,7 @@ class ConnectionPool:
 
     async def _lookup(self, host: str, port: int) -> list[aiohappyeyeballs.AddrInfoType]:
         if self._resolver is None:
-            self._resolver = VettingResolver(self._policy, self._inner_resolver)
+            self._resolver = VettingResolver(self._policy, self._inner_resolver, self._lookup_limits)
         self.lookups += 1
         answers = await self._resolver.resolve(host, port, family=socket.AF_UNSPEC)  # refusals are not cached
         infos: list[aiohappyeyeballs.AddrInfoType] = [

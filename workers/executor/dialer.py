@@ -6,9 +6,11 @@ real address is known. aiohttp connects to exactly the addresses its resolver
 returns (no second lookup), and TLS still verifies the URL's host name. Two
 hooks, both public `TCPConnector` arguments:
 
-- `resolver=VettingResolver`: resolve with the inner resolver, vet EVERY
-  answer (all or nothing: a public + private mix is what rebinding serves) and
-  the name itself; an unresolvable name is refused the same way.
+- `resolver=VettingResolver`: resolve (`lookups.TenantLookups`: c-ares, a
+  timeout per lookup, a cap per tenant, around the inner resolver when one is
+  given), vet EVERY answer (all or nothing: a public + private mix is what
+  rebinding serves) and the name itself; a name that does not exist is refused
+  the same way, a lookup that did not finish fails as a connection failure.
 - `socket_factory=vetted_socket_factory`: the analogue of Go's dialer Control
   hook. aiohappyeyeballs calls it for every socket, with the exact address and
   port about to be passed to connect(): resolver answers, DNS-cache hits and IP
@@ -24,14 +26,17 @@ Refusals carry the generic "destination not allowed" as their text; the reason
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from aiohappyeyeballs import AddrInfoType, SocketFactoryType
-from aiohttp import TCPConnector
+from aiohttp import ClientRequest, TCPConnector
 from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import DefaultResolver
+from aiohttp.client_reqrep import ConnectionKey
 
-from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy
+from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, LookupUnfinished
+
+from .calling_tenant import CALLING_TENANT
+from .lookups import LookupLimits, TenantLookups
 
 
 class DialRefused(OSError):
@@ -45,15 +50,19 @@ class DialRefused(OSError):
 class VettingResolver(AbstractResolver):
     """Resolve, then vet every address with the egress policy before anyone dials it."""
 
-    def __init__(self, policy: EgressPolicy, inner: AbstractResolver | None = None) -> None:
+    def __init__(
+        self, policy: EgressPolicy, inner: AbstractResolver | None = None, limits: LookupLimits | None = None
+    ) -> None:
         self._policy = policy
-        self._inner = inner or DefaultResolver()
+        self._inner = TenantLookups(limits or LookupLimits(), inner)
 
     async def resolve(
         self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
     ) -> list[ResolveResult]:
         try:
             answers = await self._inner.resolve(host, port, family)
+        except LookupUnfinished:
+            raise  # nothing is known about the name: the call reads "connection failed", not a refusal
         except OSError as exc:
             raise EgressDenied(f"{host!r} did not resolve: {exc}") from None
         # All or nothing: a public + private mix is what a rebinding answer looks like.
@@ -79,8 +88,45 @@ def vetted_socket_factory(policy: EgressPolicy) -> SocketFactoryType:
     return open_socket
 
 
-def vetted_connector(*, policy: EgressPolicy, resolver: AbstractResolver | None = None, **kwargs: Any) -> TCPConnector:
-    """A TCP connector whose every connection goes to an address the policy admits."""
-    return TCPConnector(
-        resolver=VettingResolver(policy, resolver), socket_factory=vetted_socket_factory(policy), **kwargs
-    )
+def vetted_connector(*, policy: EgressPolicy, resolver: VettingResolver, **kwargs: Any) -> TCPConnector:
+    """A TCP connector whose every connection goes to an address the policy admits.
+
+    The caller closes `resolver` after the connector: aiohttp closes only a resolver it built.
+    """
+    return TCPConnector(resolver=resolver, socket_factory=vetted_socket_factory(policy), **kwargs)
+
+
+class TenantConnectionKey(NamedTuple):
+    """aiohttp's `ConnectionKey` and the tenant: what the connector's pool keeps a connection under.
+
+    The connector reads a key's fields by name (`is_ssl`, and `host`/`port` in its errors)
+    and otherwise only hashes it, so the same fields plus one keep it working as before.
+    """
+
+    host: str
+    port: int | None
+    is_ssl: bool
+    ssl: Any
+    proxy: Any
+    proxy_auth: Any
+    proxy_headers_hash: int | None
+    server_hostname: str | None
+    tenant: str
+
+
+class TenantRequest(ClientRequest):
+    """aiohttp's request whose pool key carries the calling tenant (`calling_tenant`).
+
+    Keyed by origin alone, tenant B's call rode on the connection tenant A opened: against a
+    server that authenticates the connection, B was answered as A. The session builds every
+    request with this class; `tenant` is read when the request is built, inside the call.
+    """
+
+    def __init__(self, *args: Any, tenant: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.tenant = CALLING_TENANT.get() if tenant is None else tenant
+
+    @property
+    def connection_key(self) -> ConnectionKey:
+        # A wider tuple in ConnectionKey's place: the connector only hashes it and reads fields by name.
+        return cast(ConnectionKey, TenantConnectionKey(*super().connection_key, self.tenant))

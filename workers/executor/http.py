@@ -50,8 +50,10 @@ from jobs.queue import ClaimedJob
 from tasks.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, port_spelling_problem
 from tasks.headers import SECRET_HEADER
 
+from .calling_tenant import calling_for
 from .connections import AnswerError, ConnectionPool, Origin, ServerDisconnected
-from .dialer import DialRefused, vetted_connector
+from .dialer import DialRefused, TenantRequest, VettingResolver, vetted_connector
+from .lookups import LookupLimits
 from .redaction import REDACTED, kept_body, window_bytes
 from .secrets import SecretsProvider, SecretUnavailable
 from .signing import SigningKeys, SigningUnavailable
@@ -135,9 +137,9 @@ def _timeout(seconds: int) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(total=seconds)
 
 
-def _pool_origin(url: URL) -> Origin:
-    """What the httptools pool keys a connection by: the scheme, the host as sent to DNS and TLS, the port."""
-    return (url.scheme, url.raw_host or "", url.port or 0)
+def _pool_origin(tenant_id: str, url: URL) -> Origin:
+    """The httptools pool's key: the tenant, the scheme, the host (as DNS and TLS get it), the port."""
+    return (tenant_id, url.scheme, url.raw_host or "", url.port or 0)
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -236,6 +238,7 @@ class DeliveryClient:
         keepalive_seconds: float = 30.0,
         body_limit: int = RESPONSE_BODY_LIMIT,
         resolver: AbstractResolver | None = None,
+        lookups: LookupLimits | None = None,  # how names are looked up (c-ares; settings DNS_*)
         engine: str = "httptools",
         ssl_context: ssl.SSLContext | None = None,  # the httptools engine's TLS trust (default: the system's)
     ) -> None:
@@ -247,7 +250,8 @@ class DeliveryClient:
         self.signing = signing
         self._body_limit = body_limit
         self._session: aiohttp.ClientSession | None = None
-        self._pool_requests: dict[URL, aiohttp.ClientRequest] = {}
+        self._session_resolver: VettingResolver | None = None
+        self._pool_requests: dict[tuple[str, URL], aiohttp.ClientRequest] = {}
         # The httptools engine's own pool (workers.executor.connections), on the same vetted dial.
         self._pool = ConnectionPool(
             policy=policy,
@@ -255,6 +259,7 @@ class DeliveryClient:
             keepalive_seconds=keepalive_seconds,
             decoder_factory=_BoundedDecoder,
             resolver=resolver,
+            lookups=lookups,
             ssl_context=ssl_context,
         )
 
@@ -262,12 +267,17 @@ class DeliveryClient:
             # Built lazily, inside the running event loop; once: both engines (and warm) share it.
             if self._session is not None:
                 return self._session
+            self._session_resolver = VettingResolver(policy, resolver, lookups)
             self._session = aiohttp.ClientSession(
                 connector=vetted_connector(
-                    policy=policy, resolver=resolver, limit=max_connections, keepalive_timeout=keepalive_seconds
+                    policy=policy,
+                    resolver=self._session_resolver,
+                    limit=max_connections,
+                    keepalive_timeout=keepalive_seconds,
                 ),
                 trust_env=False,  # no proxy from the environment: the check must see the real destination
                 cookie_jar=aiohttp.DummyCookieJar(),  # shared by all tenants: a cookie must never cross to another
+                request_class=TenantRequest,  # nor a kept-alive connection: the pool's key holds the tenant
             )
             return self._session
 
@@ -300,9 +310,9 @@ class DeliveryClient:
         for the calls. Every new one is dialled by the same vetted connector as a call, so the
         egress check still refuses what it would refuse then; a refused or failed dial is left
         for the call to report. `within`: seconds until the jobs are due (the dialling's bound).
-        Nothing is sent on these connections.
+        Nothing is sent on these connections. A connection is the job's tenant's, as a call's is.
         """
-        origins: Counter[URL] = Counter()
+        origins: Counter[tuple[str, URL]] = Counter()
         for job in jobs:
             if _port_spelling_problem(job.url) is not None:
                 continue  # refused at send, never dialled
@@ -311,12 +321,12 @@ class DeliveryClient:
             except ValueError:
                 continue
             if url.scheme in {"http", "https"} and url.raw_host:
-                origins[url.origin()] += 1
+                origins[job.tenant_id, url.origin()] += 1
         if not origins:
             return 0
         take, give, room = self._warm_pool()
         room = room or sum(origins.values())  # limit 0: no limit
-        wanted: list[URL] = []
+        wanted: list[tuple[str, URL]] = []
         for origin, count in origins.items():
             share = min(count, room - len(wanted))
             wanted.extend([origin] * share)
@@ -324,10 +334,13 @@ class DeliveryClient:
         opened = 0
         due = False
 
-        async def hold(origin: URL) -> None:
+        async def hold(tenant_id: str, origin: URL) -> None:
             nonlocal opened
-            with contextlib.suppress(EgressDenied, aiohttp.ClientError, OSError, TimeoutError, ValueError):
-                connection = await take(origin, within)
+            with (
+                calling_for(tenant_id),
+                contextlib.suppress(EgressDenied, aiohttp.ClientError, OSError, TimeoutError, ValueError),
+            ):
+                connection = await take(tenant_id, origin, within)
                 opened += 1
                 if due:
                     give(connection)  # the second came: straight back to the pool
@@ -340,7 +353,7 @@ class DeliveryClient:
             while held:
                 give(held.pop())  # back to the pool, idle (keep-alive), for the calls
 
-        tasks = [asyncio.ensure_future(hold(origin)) for origin in wanted]
+        tasks = [asyncio.ensure_future(hold(tenant_id, origin)) for tenant_id, origin in wanted]
         try:
             # Held together until all are open (so none is reused twice) or the jobs are due.
             await asyncio.wait(tasks, timeout=max(within, 0.0))
@@ -355,13 +368,13 @@ class DeliveryClient:
 
     def _warm_pool(
         self,
-    ) -> tuple[Callable[[URL, float], Awaitable[Any]], Callable[[Any], None], int]:
+    ) -> tuple[Callable[[str, URL, float], Awaitable[Any]], Callable[[Any], None], int]:
         """How `warm` takes a connection from the engine's pool and gives it back idle; the pool's limit."""
         if self.engine == "httptools":
             pool = self._pool
 
-            async def take_ours(origin: URL, within: float) -> Any:
-                connection, _ = await pool.acquire(_pool_origin(origin))
+            async def take_ours(tenant_id: str, origin: URL, within: float) -> Any:
+                connection, _ = await pool.acquire(_pool_origin(tenant_id, origin))
                 return connection
 
             return take_ours, functools.partial(pool.release, reusable=True), pool.limit
@@ -369,10 +382,10 @@ class DeliveryClient:
         connector = session.connector
         assert connector is not None
 
-        async def take_aiohttp(origin: URL, within: float) -> Any:
+        async def take_aiohttp(tenant_id: str, origin: URL, within: float) -> Any:
             # The key a call's connection is taken by (DeliveryClient._pool_request): the pool matches them.
             timeout = aiohttp.ClientTimeout(total=None, connect=max(within, 0.0) + 0.1)  # given up at the second
-            return await connector.connect(self._pool_request(session, origin), [], timeout)
+            return await connector.connect(self._pool_request(session, tenant_id, origin), [], timeout)
 
         return take_aiohttp, lambda connection: connection.release(), connector.limit
 
@@ -405,15 +418,16 @@ class DeliveryClient:
         content = job.body.encode() if job.body else None
         secret = ours.get(SECRET_HEADER) if job.secret_ref else None
         try:
-            if self.engine == "httptools":
-                delivery = await self._send_httptools(job, ours, content, secret)
-            elif self.engine == "aiohttp":
-                delivery = await self._send_aiohttp(job, ours, content, secret)
-            else:
-                headers: CIMultiDict[str] = CIMultiDict(job.headers)
-                headers.update(ours)
-                async with asyncio.timeout(job.timeout_seconds):
-                    delivery = await self._send_httpx(job, headers, content, secret)
+            with calling_for(job.tenant_id):  # the pool's key and the lookups' cap (calling_tenant)
+                if self.engine == "httptools":
+                    delivery = await self._send_httptools(job, ours, content, secret)
+                elif self.engine == "aiohttp":
+                    delivery = await self._send_aiohttp(job, ours, content, secret)
+                else:
+                    headers: CIMultiDict[str] = CIMultiDict(job.headers)
+                    headers.update(ours)
+                    async with asyncio.timeout(job.timeout_seconds):
+                        delivery = await self._send_httpx(job, headers, content, secret)
         except (
             EgressDenied,
             AnswerError,
@@ -455,15 +469,16 @@ class DeliveryClient:
                 http_status=response.status_code, response_body=body, retry_after=response.headers.get("Retry-After")
             )
 
-    def _pool_request(self, session: aiohttp.ClientSession, origin: URL) -> aiohttp.ClientRequest:
-        """The request aiohttp's pool keys a connection by (scheme, host, port, default TLS, no proxy),
-        one per origin: `connector.connect` only reads it, so the calls and `warm` share one."""
-        request = self._pool_requests.get(origin)
+    def _pool_request(self, session: aiohttp.ClientSession, tenant_id: str, origin: URL) -> aiohttp.ClientRequest:
+        """The request aiohttp's pool keys a connection by (tenant, scheme, host, port, default TLS, no proxy),
+        one per tenant and origin: `connector.connect` only reads it, so the calls and `warm` share one."""
+        key = (tenant_id, origin)
+        request = self._pool_requests.get(key)
         if request is None:
             if len(self._pool_requests) >= POOL_REQUESTS_MAX:
                 self._pool_requests.clear()  # a bound on distinct origins; rebuilt as they recur
-            request = aiohttp.ClientRequest("GET", origin, loop=asyncio.get_running_loop(), session=session)
-            self._pool_requests[origin] = request
+            request = TenantRequest("GET", origin, loop=asyncio.get_running_loop(), session=session, tenant=tenant_id)
+            self._pool_requests[key] = request
         return request
 
     async def _send_aiohttp(
@@ -484,7 +499,7 @@ class DeliveryClient:
         url = parse_url(job.url)
         head = request_head(job.method, url, job.headers, ours, None if content is None else len(content))
         message = head + content if content is not None else head
-        pool_request = self._pool_request(session, url.origin())
+        pool_request = self._pool_request(session, job.tenant_id, url.origin())
         window = window_bytes(secret, self._body_limit)
         retry = job.method in IDEMPOTENT_METHODS
         async with asyncio.timeout(job.timeout_seconds):
@@ -558,7 +573,7 @@ class DeliveryClient:
         url = parse_url(job.url)
         head = request_head(job.method, url, job.headers, ours, None if content is None else len(content))
         message = head + content if content is not None else head
-        origin = _pool_origin(url)
+        origin = _pool_origin(job.tenant_id, url)
         window = window_bytes(secret, self._body_limit)
         head_only = job.method == "HEAD"
         retry = job.method in IDEMPOTENT_METHODS
@@ -589,3 +604,6 @@ class DeliveryClient:
         await self._client.aclose()  # closes the session through the transport
         if self._session is not None and not self._session.closed:
             await self._session.close()
+        if self._session_resolver is not None:
+            await self._session_resolver.close()  # c-ares' lookups end here, not after the loop closed
+            self._session_resolver = None

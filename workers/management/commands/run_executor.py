@@ -10,8 +10,10 @@ import uvloop
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from tasks.egress import parse_nameservers
 from tasks.targets import egress_policy
 from workers.executor.http import ENGINES, DeliveryClient
+from workers.executor.lookups import LookupLimits
 from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
 from workers.executor.secrets import TenantSecrets
 from workers.executor.signing import SigningKeys
@@ -98,6 +100,15 @@ class Command(BaseCommand):
         )
         heartbeat, _ = start_health("executor", options)
         policy = egress_policy()  # the create-time policy, parsed (and logged loudly) once at start by tasks.apps
+        try:
+            nameservers = parse_nameservers(settings.DNS_NAMESERVERS)
+        except ValueError as exc:
+            raise CommandError(f"DNS_NAMESERVERS: {exc}") from exc
+        lookups = LookupLimits(
+            nameservers=nameservers,
+            timeout_seconds=settings.DNS_TIMEOUT_SECONDS,
+            per_tenant=settings.DNS_LOOKUPS_PER_TENANT,
+        )
 
         async def main() -> None:
             loop = type(asyncio.get_running_loop())
@@ -108,6 +119,7 @@ class Command(BaseCommand):
                 signing=SigningKeys(),
                 max_connections=options["max_connections"] or config.concurrency,
                 engine=options["http_engine"],
+                lookups=lookups,
             )
             await Executor(config, client=client, heartbeat=heartbeat).run(install_signals=True)
 

@@ -1,0 +1,101 @@
+"""The create-time check's name lookups, against a real DNS server of the test's own (tests.dns_server).
+
+A name that does not exist is accepted (the dial-time check decides). A lookup that did not finish
+(timed out, or too many in flight) is never taken as "resolved to nothing": the create is refused
+with a 503 naming http.url, and dry run says `unknown`, not `unresolved`. It once was accepted: while
+four hanging names held the resolver's four threads, a URL whose name resolves to 127.0.0.1 got in.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from tasks import egress, targets
+from tasks.models import Task
+from tests.dns_server import DnsServer
+from tests.factories import make_task
+
+pytestmark = pytest.mark.django_db
+
+TASKS = "/v1/tasks"
+
+
+def _body(url: str) -> dict:
+    return {"name": "n", "schedule": {"cron": "*/5 * * * *", "timezone": "UTC"}, "http": {"url": url}}
+
+
+@pytest.fixture
+def dns(settings):
+    """The API's resolver pointed at our server: lookups time out after 0.5 s, at most 2 in flight."""
+    with DnsServer({"loopback.tenant-a.test": ["127.0.0.1"], "public.tenant-a.test": ["93.184.215.14"]}) as server:
+        settings.DNS_NAMESERVERS = server.nameserver
+        settings.DNS_TIMEOUT_SECONDS = 0.5
+        settings.DNS_API_LOOKUPS_MAX = 2
+        yield server
+
+
+def _assert_url_check_unavailable(response) -> None:
+    assert response.status_code == 503, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    assert response["Retry-After"] == "5"
+    problem = response.json()
+    assert problem["type"].endswith("/url-check-unavailable")
+    assert list(problem["errors"]) == ["http.url"] and "http.url" in problem["detail"]
+
+
+def test_a_url_whose_name_never_answers_is_refused_with_503_naming_the_url(owner, dns):
+    response = owner.post(TASKS, _body("https://hooks.hang.test/x"), format="json")
+    _assert_url_check_unavailable(response)  # was: 201, the task saved unchecked
+    assert not Task.objects.exists()
+
+
+def test_a_name_resolving_to_loopback_is_never_accepted_while_the_lookups_are_saturated(owner, dns):
+    resolve = targets.name_resolver()
+    failures: list[str] = []
+
+    def hang(n: int) -> None:
+        try:
+            resolve(f"held-{n}.hang.test", 443)
+        except egress.LookupUnfinished as exc:
+            failures.append(str(exc))
+
+    holders = [threading.Thread(target=hang, args=(n,)) for n in range(2)]
+    for holder in holders:
+        holder.start()
+    deadline = time.monotonic() + 2
+    while len(dns.asked_under(".hang.test")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)  # both lookups in flight
+    response = owner.post(TASKS, _body("https://loopback.tenant-a.test/x"), format="json")
+    for holder in holders:
+        holder.join()
+    _assert_url_check_unavailable(response)  # was: 201 (its lookup queued, timed out, taken as unresolved)
+    assert not Task.objects.exists()
+    assert failures == ["the lookup timed out"] * 2
+    # Once the lookups are free, the name's real answer refuses it.
+    response = owner.post(TASKS, _body("https://loopback.tenant-a.test/x"), format="json")
+    assert response.status_code == 400 and response.json()["errors"] == {"http.url": ["destination not allowed"]}
+
+
+def test_a_name_that_does_not_exist_is_still_accepted_and_a_public_one_too(owner, dns):
+    assert owner.post(TASKS, _body("https://nowhere.tenant-a.test/x"), format="json").status_code == 201
+    assert owner.post(TASKS, _body("https://public.tenant-a.test/x"), format="json").status_code == 201
+    assert dns.asked("nowhere.tenant-a.test") >= 1 and dns.asked("public.tenant-a.test") >= 1
+
+
+@pytest.mark.parametrize(
+    "url, verdict",
+    [
+        ("https://hooks.hang.test/x", "unknown"),  # was: "unresolved"
+        ("https://nowhere.tenant-a.test/x", "unresolved"),
+        ("https://loopback.tenant-a.test/x", "refused"),
+        ("https://public.tenant-a.test/x", "allowed"),
+    ],
+)
+def test_dry_run_says_unknown_for_a_lookup_that_did_not_finish(owner, dns, url, verdict):
+    task = make_task(http_url=url)
+    response = owner.post(f"/v1/tasks/{task.pk}/dry-run")
+    assert response.status_code == 200, response.content
+    assert response.json()["egress"]["verdict"] == verdict

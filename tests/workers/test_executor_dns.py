@@ -1,0 +1,132 @@
+"""Name lookups at dial time, against a real DNS server of the test's own (tests.dns_server).
+
+One tenant's names that never answer must not delay another tenant's call: each lookup has a
+timeout of its own, holds no slot of the connection pool while it runs, and a tenant has only
+so many lookups in flight. A name that failed is not asked again for a few seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from aiohttp.resolver import AsyncResolver
+
+from tasks.egress import GENERIC_MESSAGE
+from tests.dns_server import DnsServer
+from tests.receivers import Receiver
+from tests.workers import executor_helpers
+from tests.workers.executor_helpers import claimed, each_engine, policy_for
+from workers.executor.http import ERROR_CONNECTION, DeliveryClient
+from workers.executor.lookups import LookupLimits
+
+pytestmark = pytest.mark.usefixtures("each_engine")
+__all__ = ["each_engine"]  # the fixture, imported for pytest
+
+HOOKS_B = "hooks.tenant-b.test"
+
+
+def _limits(dns: DnsServer, **overrides) -> LookupLimits:
+    fields = {"nameservers": (dns.nameserver,), "timeout_seconds": 0.5, "per_tenant": 4, "negative_seconds": 5.0}
+    fields.update(overrides)
+    return LookupLimits(**fields)
+
+
+def test_names_of_one_tenant_that_never_answer_do_not_delay_another_tenants_call():
+    """Four hanging lookups once held every slot of a pool of four: tenant B's call timed out behind them."""
+    with Receiver() as receiver, DnsServer({HOOKS_B: ["127.0.0.1"]}) as dns:
+
+        async def main():
+            client = DeliveryClient(
+                engine=executor_helpers.ENGINE,
+                policy=policy_for(f"127.0.0.1:{receiver.port}"),
+                # c-ares pointed at our server, with no timeout of its own to speak of
+                resolver=AsyncResolver(nameservers=[dns.nameserver], timeout=30, tries=1),
+                lookups=_limits(dns, timeout_seconds=1.0),
+                max_connections=4,
+            )
+            try:
+                stuck = [
+                    asyncio.ensure_future(
+                        client.send(claimed(f"http://slow-{n}.hang.test:{receiver.port}/", timeout_seconds=3))
+                    )
+                    for n in range(4)
+                ]
+                await asyncio.sleep(0.2)  # tenant A's lookups are under way
+                started = time.monotonic()
+                b = await client.send(
+                    claimed(f"http://{HOOKS_B}:{receiver.port}/b", tenant_id="tenant-b", timeout_seconds=2)
+                )
+                b_took = time.monotonic() - started
+                return b, b_took, await asyncio.gather(*stuck)
+            finally:
+                await client.aclose()
+
+        b, b_took, stuck = asyncio.run(main())
+    assert b.http_status == 200, b  # was: error "timeout"
+    assert b_took < 1.0
+    assert {d.error for d in stuck} == {ERROR_CONNECTION}  # their own lookups timed out, not their calls
+
+
+def test_a_tenant_has_at_most_its_cap_of_lookups_in_flight_and_the_rest_fail_at_once():
+    with Receiver() as receiver, DnsServer() as dns:
+
+        async def main():
+            client = DeliveryClient(
+                engine=executor_helpers.ENGINE,
+                policy=policy_for(f"127.0.0.1:{receiver.port}"),
+                lookups=_limits(dns, timeout_seconds=1.0, per_tenant=3),
+            )
+            try:
+                started = time.monotonic()
+                calls = [
+                    asyncio.ensure_future(
+                        client.send(claimed(f"http://n{n}.hang.test:{receiver.port}/", timeout_seconds=5))
+                    )
+                    for n in range(10)
+                ]
+                done, _ = await asyncio.wait(calls, timeout=0.5)
+                early = [task.result() for task in done]
+                asked_early = dns.asked_under(".hang.test")
+                rest = await asyncio.gather(*calls)
+                return early, asked_early, rest, time.monotonic() - started
+            finally:
+                await client.aclose()
+
+        early, asked_early, rest, took = asyncio.run(main())
+    assert len(asked_early) == 3  # three names asked; the seven over the cap never reached the server
+    assert len(early) == 7 and {d.error for d in early} == {ERROR_CONNECTION}
+    assert {d.error for d in rest} == {ERROR_CONNECTION}
+    assert took < 2.0  # the lookup's timeout (1 s), not the calls' (5 s)
+
+
+def test_a_name_that_does_not_exist_is_refused_and_not_asked_again_at_once():
+    with Receiver() as receiver, DnsServer() as dns:
+
+        async def main():
+            client = DeliveryClient(
+                engine=executor_helpers.ENGINE,
+                policy=policy_for(f"127.0.0.1:{receiver.port}"),
+                lookups=_limits(dns),
+            )
+            try:
+                url = f"http://nowhere.tenant-a.test:{receiver.port}/"
+                return [await client.send(claimed(url)) for _ in range(3)]
+            finally:
+                await client.aclose()
+
+        deliveries = asyncio.run(main())
+    assert {d.error for d in deliveries} == {GENERIC_MESSAGE}
+    assert dns.asked("nowhere.tenant-a.test") <= 2  # one lookup (A and AAAA), then the negative cache
+
+
+def test_every_address_a_name_resolves_to_is_still_vetted_at_connect():
+    with Receiver() as receiver, DnsServer({"rebind.tenant-a.test": ["127.0.0.2"]}) as dns:
+        delivery = executor_helpers.send(
+            claimed(f"http://rebind.tenant-a.test:{receiver.port}/"),
+            policy=policy_for(f"127.0.0.1:{receiver.port}"),  # 127.0.0.2 is not admitted
+            lookups=_limits(dns),
+        )
+    assert delivery.error == GENERIC_MESSAGE
+    assert receiver.received() == []

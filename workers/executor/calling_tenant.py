@@ -1,0 +1,29 @@
+"""The tenant a call is made for, where aiohttp's hooks cannot be told it.
+
+`DeliveryClient.send` (and `warm`, per job) sets it around the call. Two things read it:
+the aiohttp connector's pool key (`dialer.TenantRequest`: a kept-alive connection is
+never reused for another tenant's call) and the resolver's per-tenant cap on lookups in
+flight (`lookups.TenantLookups.resolve`: aiohttp's resolver interface carries no tenant).
+The httptools pool is told the tenant outright (its `Origin` holds it); it sets this too
+so the resolver it calls reads the same value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+NO_TENANT = ""  # outside any call (a test's bare resolver): one shared key and cap
+
+CALLING_TENANT: ContextVar[str] = ContextVar("calling_tenant", default=NO_TENANT)
+
+
+@contextlib.contextmanager
+def calling_for(tenant_id: str) -> Iterator[None]:
+    """Within this block, pools and lookups work for `tenant_id` (a task's context is its own)."""
+    token = CALLING_TENANT.set(tenant_id)
+    try:
+        yield
+    finally:
+        CALLING_TENANT.reset(token)

@@ -1,0 +1,110 @@
+"""The executor's name lookups: c-ares on the event loop, bounded per lookup and per tenant.
+
+getaddrinfo ran on the loop's pool of four threads and was never given up: four of one
+tenant's names that never answer held every thread (and the pool slots of their dials),
+and another tenant's call timed out behind them. Here each lookup is asynchronous (c-ares
+through aiohttp's `AsyncResolver`, which takes our name servers), ends after its own
+timeout, a tenant has at most `per_tenant` lookups in flight (the rest fail at once), and
+a name whose lookup failed is not asked again for `negative_seconds`. What a failure
+means is `tasks.egress.lookups`'s rule: `NameNotFound` or `LookupUnfinished`.
+
+Every address is still vetted: by `dialer.VettingResolver` around this, and by the socket
+factory right before connect().
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections import Counter
+from dataclasses import dataclass
+
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import AsyncResolver
+
+from tasks.egress import LookupUnfinished, NameNotFound, lookup_failure
+from tasks.egress.lookups import ares_channel_options
+
+from .calling_tenant import CALLING_TENANT
+
+logger = logging.getLogger(__name__)
+
+NEGATIVE_CACHE_NAMES = 4096  # a bound on names remembered as failed; cleared past it
+
+
+@dataclass(frozen=True, slots=True)
+class LookupLimits:
+    """How the executor looks names up (settings DNS_*; README, Settings)."""
+
+    nameservers: tuple[str, ...] = ()  # "address" or "address:port"; empty: the system's (/etc/resolv.conf)
+    timeout_seconds: float = 2.0
+    per_tenant: int = 8  # lookups in flight per tenant
+    negative_seconds: float = 5.0  # a failed name is not asked again for this long
+
+
+class TenantLookups(AbstractResolver):
+    """Resolve for the calling tenant (`calling_tenant`), under `LookupLimits`; built inside the event loop."""
+
+    def __init__(self, limits: LookupLimits, inner: AbstractResolver | None = None) -> None:
+        self._limits = limits
+        self._inner = inner
+        self._in_flight: Counter[str] = Counter()
+        # (host, family) -> (until, what the lookup said): a name that failed fails at once, for a while.
+        self._failed: dict[tuple[str, int], tuple[float, NameNotFound | LookupUnfinished]] = {}
+
+    def _resolver(self) -> AbstractResolver:
+        if self._inner is None:
+            options = ares_channel_options(self._limits.nameservers, self._limits.timeout_seconds)
+            nameservers = options.pop("servers", None)
+            self._inner = AsyncResolver(nameservers=nameservers, **options)
+        return self._inner
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        tenant = CALLING_TENANT.get()
+        loop = asyncio.get_running_loop()
+        key = (host, int(family))
+        failed = self._failed.get(key)
+        if failed is not None:
+            if failed[0] > loop.time():
+                raise type(failed[1])(*failed[1].args)  # a fresh exception: a raised one keeps its traceback
+            del self._failed[key]
+        if self._in_flight[tenant] >= self._limits.per_tenant:
+            # Refused, not queued: a tenant's hanging names must not hold its other calls either.
+            raise LookupUnfinished("too many lookups in flight for this tenant")
+        self._in_flight[tenant] += 1
+        try:
+            async with asyncio.timeout(self._limits.timeout_seconds):
+                return await self._resolver().resolve(host, port, family)
+        except (OSError, TimeoutError, UnicodeError, ValueError) as exc:
+            failure = lookup_failure(exc)
+            self._remember(key, failure, loop.time())
+            logger.info(
+                "name lookup failed",
+                extra={
+                    "event": "dns_lookup_failed",
+                    "tenant_id": tenant,
+                    "unfinished": isinstance(failure, LookupUnfinished),
+                    "reason": str(failure),
+                },
+            )
+            raise failure from None
+        finally:
+            self._in_flight[tenant] -= 1
+            if not self._in_flight[tenant]:
+                del self._in_flight[tenant]
+
+    def _remember(self, key: tuple[str, int], failure: NameNotFound | LookupUnfinished, now: float) -> None:
+        if self._limits.negative_seconds <= 0:
+            return
+        if len(self._failed) >= NEGATIVE_CACHE_NAMES:
+            self._failed = {k: v for k, v in self._failed.items() if v[0] > now}
+            if len(self._failed) >= NEGATIVE_CACHE_NAMES:
+                self._failed.clear()
+        self._failed[key] = (now + self._limits.negative_seconds, failure)
+
+    async def close(self) -> None:
+        if self._inner is not None:
+            await self._inner.close()
