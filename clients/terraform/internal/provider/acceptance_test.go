@@ -94,3 +94,12 @@ type sideEffect func(context.Context) error
 func (f sideEffect) CheckPlan(ctx context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
 	resp.Error = f(ctx)
 }
+
+// requireAPI skips an acceptance test in a unit-test run (as resource.Test does without TF_ACC);
+// `make test-terraform` sets TF_ACC=1 and runs them all.
+func requireAPI(t *testing.T) {
+	t.Helper()
+	if testAPI == nil {
+		t.Skip("acceptance test: needs TF_ACC=1 (make test-terraform starts the API)")
+	}
+}

@@ -56,8 +56,8 @@ func (p *jobschedProvider) Metadata(_ context.Context, _ provider.MetadataReques
 
 func (p *jobschedProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Manage [jobsched](../../docs/terraform.md) tasks, secrets and signing secrets " +
-			"through its tenant API (`/v1`). The tenant is the one named by the token.",
+		MarkdownDescription: "Manage jobsched tasks, secrets and signing secrets " +
+			"through its tenant API (`/v1`). The tenant is the one named by the token. How-to: `docs/terraform.md` in the jobsched repository.",
 		Attributes: map[string]schema.Attribute{
 			"endpoint": schema.StringAttribute{
 				Optional: true,

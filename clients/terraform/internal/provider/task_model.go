@@ -163,3 +163,5 @@ func nonNilMap(m map[string]string) map[string]string {
 	}
 	return m
 }
+
+func stringValue(s string) types.String { return types.StringValue(s) }

@@ -73,6 +73,7 @@ func checkTasksGone(s *terraform.State) error {
 // TestAccTaskLifecycle: create, no diff, update in place, drift corrected, a 412 not overwritten,
 // pause as an attribute, import, destroy.
 func TestAccTaskLifecycle(t *testing.T) {
+	requireAPI(t)
 	var id string
 	api := func() *client.Client { return apiClient(t) }
 	resource.Test(t, resource.TestCase{
@@ -212,6 +213,7 @@ func TestAccTaskLifecycle(t *testing.T) {
 
 // TestAccTaskOneShot: a one-shot at run_at keeps the configuration's offset while the instant is the same.
 func TestAccTaskOneShot(t *testing.T) {
+	requireAPI(t)
 	config := `
 resource "jobsched_task" "once" {
   name     = "one-shot"
@@ -243,6 +245,7 @@ resource "jobsched_task" "once" {
 // TestAccTaskBadInputFailsOnItsAttribute: the API's 400s, with its message, on the attribute named
 // by problem+json's field (Terraform prints the attribute's line of configuration under the error).
 func TestAccTaskBadInputFailsOnItsAttribute(t *testing.T) {
+	requireAPI(t)
 	bad := func(schedule, http, extra string) string {
 		return fmt.Sprintf(`
 resource "jobsched_task" "bad" {

@@ -117,8 +117,8 @@ func taskResourceSchema() schema.Schema {
 			"consecutive_failures": schema.Int64Attribute{
 				Computed: true, MarkdownDescription: "Dead jobs in a row; a success resets it.",
 			},
-			"version": schema.Int64Attribute{Computed: true, MarkdownDescription: "Bumped by every change."},
-			"etag": readOnly("The version as the API's ETag (`\"7\"`), sent as `If-Match` on every edit."),
+			"version":     schema.Int64Attribute{Computed: true, MarkdownDescription: "Bumped by every change."},
+			"etag":        readOnly("The version as the API's ETag (`\"7\"`), sent as `If-Match` on every edit."),
 			"next_run_at": readOnly("The next run (UTC); null when none is left."),
 			"created_at": schema.StringAttribute{
 				Computed: true, MarkdownDescription: "When the task was created.",
