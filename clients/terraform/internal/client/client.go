@@ -29,6 +29,8 @@ type Client struct {
 	token     string
 	http      *http.Client
 	userAgent string
+	// retryDelay is the pause before re-sending a request that got no answer (then twice that).
+	retryDelay time.Duration
 }
 
 // New returns a client for the API at endpoint (the server's root; a trailing /v1 is accepted).
@@ -39,10 +41,11 @@ func New(endpoint, token, userAgent string) (*Client, error) {
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(parsed.String(), "/"), "/v1")
 	return &Client{
-		base:      base,
-		token:     token,
-		http:      &http.Client{Timeout: 60 * time.Second},
-		userAgent: userAgent,
+		base:       base,
+		token:      token,
+		http:       &http.Client{Timeout: 60 * time.Second},
+		userAgent:  userAgent,
+		retryDelay: time.Second,
 	}, nil
 }
 
@@ -123,7 +126,7 @@ func (c *Client) do(ctx context.Context, req request, out any) (*response, error
 		resp, err := c.send(ctx, req, payload)
 		if err != nil {
 			if retryable && attempt < 2 && ctx.Err() == nil {
-				if sleep(ctx, time.Duration(attempt+1)*time.Second) == nil {
+				if sleep(ctx, time.Duration(attempt+1)*c.retryDelay) == nil {
 					continue
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestValidationProblemKeepsItsFields(t *testing.T) {
@@ -94,6 +95,7 @@ func TestNoAnswerIsUnreachable(t *testing.T) {
 	address := listener.Addr().String()
 	listener.Close()
 	api, _ := New("http://"+address, "t", "test")
+	api.retryDelay = time.Millisecond
 	err = api.Ping(context.Background())
 	var unreachable *UnreachableError
 	if !errors.As(err, &unreachable) {
