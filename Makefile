@@ -10,7 +10,7 @@ export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
 	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
-	bench-result-write cassandra cassandra-stop clean
+	bench-result-write cassandra cassandra-stop clean test-terraform terraform-docs
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -131,6 +131,29 @@ bench-dashboard: venv
 ## of 500); figures on stdout and in .bench/result_write.json. Own database (jobsched_console_bench).
 bench-result-write: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.result_write --log-entries 0 --rounds 40 $(BENCH_ARGS)
+
+## make test-terraform: the Terraform provider (clients/terraform): build, go vet, unit tests, then the
+## acceptance tests with the real terraform CLI (>= 1.11, from PATH or TERRAFORM=) against an API the tests
+## start (gunicorn on a free 127.0.0.1 port, database DATABASE_URL's name + _tfacc). Go caches under .local/.
+TERRAFORM ?= terraform
+TF_PROVIDER_DIR := clients/terraform
+test-terraform: export GOMODCACHE ?= $(CURDIR)/.local/go/mod
+test-terraform: export GOCACHE ?= $(CURDIR)/.local/go/build
+test-terraform: export CHECKPOINT_DISABLE := 1
+test-terraform: venv services
+	@command -v go >/dev/null || { echo "test-terraform: FAIL: no go toolchain on PATH (Go >= 1.25)"; exit 1; }
+	@command -v $(TERRAFORM) >/dev/null || { echo "test-terraform: FAIL: the terraform CLI (>= 1.11) is not on PATH (or set TERRAFORM=/path/to/terraform)"; exit 1; }
+	cd $(TF_PROVIDER_DIR) && go build -o $(CURDIR)/.local/bin/terraform-provider-jobsched .
+	cd $(TF_PROVIDER_DIR) && go vet ./...
+	cd $(TF_PROVIDER_DIR) && go test -count=1 ./...
+	cd $(TF_PROVIDER_DIR) && TF_ACC=1 TF_ACC_TERRAFORM_PATH="$$(command -v $(TERRAFORM))" \
+		go test -count=1 -timeout 20m -run '^TestAcc' ./internal/provider/
+
+## make terraform-docs: regenerate the provider's reference (clients/terraform/docs) from its schema.
+terraform-docs: export GOMODCACHE ?= $(CURDIR)/.local/go/mod
+terraform-docs: export GOCACHE ?= $(CURDIR)/.local/go/build
+terraform-docs:
+	cd $(TF_PROVIDER_DIR) && go run ./cmd/gendocs
 
 clean:
 	rm -rf $(VENV)

@@ -1,0 +1,167 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/jobsched/terraform-provider-jobsched/internal/client"
+)
+
+// taskModel is the task as Terraform holds it: the API's JSON, plus paused and etag.
+type taskModel struct {
+	ID                  types.String   `tfsdk:"id"`
+	Name                types.String   `tfsdk:"name"`
+	Schedule            *scheduleModel `tfsdk:"schedule"`
+	HTTP                *httpModel     `tfsdk:"http"`
+	TimeoutSeconds      types.Int64    `tfsdk:"timeout_seconds"`
+	MaxAttempts         types.Int64    `tfsdk:"max_attempts"`
+	BackoffBaseSeconds  types.Int64    `tfsdk:"backoff_base_seconds"`
+	Priority            types.Int64    `tfsdk:"priority"`
+	SecretRef           types.String   `tfsdk:"secret_ref"`
+	MissedRuns          types.String   `tfsdk:"missed_runs"`
+	AutoPauseAfter      types.Int64    `tfsdk:"auto_pause_after"`
+	Paused              types.Bool     `tfsdk:"paused"`
+	Status              types.String   `tfsdk:"status"`
+	PausedReason        types.String   `tfsdk:"paused_reason"`
+	ConsecutiveFailures types.Int64    `tfsdk:"consecutive_failures"`
+	Version             types.Int64    `tfsdk:"version"`
+	ETag                types.String   `tfsdk:"etag"`
+	NextRunAt           types.String   `tfsdk:"next_run_at"`
+	CreatedAt           types.String   `tfsdk:"created_at"`
+	UpdatedAt           types.String   `tfsdk:"updated_at"`
+}
+
+type scheduleModel struct {
+	Cron     types.String `tfsdk:"cron"`
+	Timezone types.String `tfsdk:"timezone"`
+	RunAt    types.String `tfsdk:"run_at"`
+}
+
+type httpModel struct {
+	URL     types.String `tfsdk:"url"`
+	Method  types.String `tfsdk:"method"`
+	Headers types.Map    `tfsdk:"headers"`
+	Body    types.String `tfsdk:"body"`
+}
+
+// input is the task as the API takes it; unknown (server-chosen) values are left out.
+func (m *taskModel) input(ctx context.Context) (client.TaskInput, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	headers := map[string]string{}
+	if !m.HTTP.Headers.IsNull() && !m.HTTP.Headers.IsUnknown() {
+		diags.Append(m.HTTP.Headers.ElementsAs(ctx, &headers, false)...)
+	}
+	input := client.TaskInput{
+		Name: m.Name.ValueString(),
+		Schedule: client.Schedule{
+			Cron:     knownString(m.Schedule.Cron),
+			Timezone: knownString(m.Schedule.Timezone),
+			RunAt:    knownString(m.Schedule.RunAt),
+		},
+		HTTP: client.HTTPCall{
+			URL:     m.HTTP.URL.ValueString(),
+			Method:  m.HTTP.Method.ValueString(),
+			Headers: headers,
+			Body:    m.HTTP.Body.ValueString(),
+		},
+		TimeoutSeconds:     knownInt(m.TimeoutSeconds),
+		MaxAttempts:        knownInt(m.MaxAttempts),
+		BackoffBaseSeconds: knownInt(m.BackoffBaseSeconds),
+		Priority:           knownInt(m.Priority),
+		SecretRef:          knownString(m.SecretRef),
+		MissedRuns:         knownString(m.MissedRuns),
+		AutoPauseAfter:     knownInt(m.AutoPauseAfter),
+	}
+	return input, diags
+}
+
+// sameInput tells whether two inputs would write the same task (so no PATCH is needed).
+func sameInput(a, b client.TaskInput) bool {
+	left, errLeft := json.Marshal(a)
+	right, errRight := json.Marshal(b)
+	return errLeft == nil && errRight == nil && string(left) == string(right)
+}
+
+// taskFromAPI is the state for an API task. prior (the plan or the state) keeps the practitioner's
+// spelling of what the API stores normalised: a run_at naming the same instant, and a cron the API
+// normalised to exactly what it stores now (storedCron, kept in private state).
+func taskFromAPI(ctx context.Context, task *client.Task, prior *taskModel, storedCron string) (taskModel, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	headers, d := types.MapValueFrom(ctx, types.StringType, nonNilMap(task.HTTP.Headers))
+	diags.Append(d...)
+	m := taskModel{
+		ID:   types.StringValue(task.ID),
+		Name: types.StringValue(task.Name),
+		Schedule: &scheduleModel{
+			Cron:     types.StringPointerValue(task.Schedule.Cron),
+			Timezone: types.StringPointerValue(task.Schedule.Timezone),
+			RunAt:    types.StringPointerValue(task.Schedule.RunAt),
+		},
+		HTTP: &httpModel{
+			URL:     types.StringValue(task.HTTP.URL),
+			Method:  types.StringValue(task.HTTP.Method),
+			Headers: headers,
+			Body:    types.StringValue(task.HTTP.Body),
+		},
+		TimeoutSeconds:      types.Int64Value(task.TimeoutSeconds),
+		MaxAttempts:         types.Int64Value(task.MaxAttempts),
+		BackoffBaseSeconds:  types.Int64Value(task.BackoffBaseSeconds),
+		Priority:            types.Int64Value(task.Priority),
+		SecretRef:           types.StringPointerValue(task.SecretRef),
+		MissedRuns:          types.StringValue(task.MissedRuns),
+		AutoPauseAfter:      types.Int64PointerValue(task.AutoPauseAfter),
+		Paused:              types.BoolValue(task.Status == "paused"),
+		Status:              types.StringValue(task.Status),
+		PausedReason:        types.StringPointerValue(task.PausedReason),
+		ConsecutiveFailures: types.Int64Value(task.ConsecutiveFailures),
+		Version:             types.Int64Value(task.Version),
+		ETag:                types.StringValue(task.ETag),
+		NextRunAt:           types.StringPointerValue(task.NextRunAt),
+		CreatedAt:           types.StringValue(task.CreatedAt),
+		UpdatedAt:           types.StringValue(task.UpdatedAt),
+	}
+	if prior != nil && prior.Schedule != nil {
+		if task.Schedule.Cron != nil && *task.Schedule.Cron == storedCron && !prior.Schedule.Cron.IsNull() {
+			m.Schedule.Cron = prior.Schedule.Cron
+		}
+		if task.Schedule.RunAt != nil && sameInstant(prior.Schedule.RunAt.ValueString(), *task.Schedule.RunAt) {
+			m.Schedule.RunAt = prior.Schedule.RunAt
+		}
+	}
+	return m, diags
+}
+
+func sameInstant(a, b string) bool {
+	left, errLeft := time.Parse(time.RFC3339Nano, a)
+	right, errRight := time.Parse(time.RFC3339Nano, b)
+	return errLeft == nil && errRight == nil && left.Equal(right)
+}
+
+func knownString(v types.String) *string {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	s := v.ValueString()
+	return &s
+}
+
+func knownInt(v types.Int64) *int64 {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	i := v.ValueInt64()
+	return &i
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func stringValue(s string) types.String { return types.StringValue(s) }
