@@ -94,6 +94,7 @@ def _token(profile: dict[str, Any]) -> str:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ConfigError(f"token_command failed: {exc}") from None
         if done.returncode != 0 or not done.stdout.strip():
-            raise ConfigError(f"token_command exited {done.returncode} with no token")
+            last = (done.stderr.strip().splitlines() or [""])[-1][:200]
+            raise ConfigError(f"token_command exited {done.returncode} with no token: {last}")
         return done.stdout.strip()
     raise ConfigError(f"no token: set {TOKEN_VARIABLE}, or a profile's token_env or token_command")

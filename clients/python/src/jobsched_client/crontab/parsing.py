@@ -25,7 +25,8 @@ SECRET_VARIABLE = "JOBSCHED_SECRET_REF"
 KEY_MAX_LENGTH = 120
 _VARIABLE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>.*)$")
 _KEY_COMMENT = re.compile(r"^#\s*jobsched:\s*key\s*=\s*(?P<key>\S(?:.*\S)?)\s*$")
-_FIELD = re.compile(r"^[0-9A-Za-z*/,#-]+$")
+# Digits and * / , - #, croniter's L, and three-letter month and day names (a word like "curl" is not one).
+_FIELD = re.compile(r"^(?:[0-9*/,#-]|L|[A-Za-z]{3})+$")
 _LITERAL_PERCENT = "\x00"
 
 

@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 from jobsched_client.capabilities import Capabilities
 from jobsched_client.client import Client
-from jobsched_client.crontab.parsing import Crontab, CrontabEntry
+from jobsched_client.crontab.parsing import Crontab, CrontabEntry, CrontabError, LineProblem
+from jobsched_client.errors import ValidationFailed
 from jobsched_client.models import HttpCall, Schedule, Task, TaskSpec
 
 LABEL_KEY = "crontab"
@@ -126,9 +127,28 @@ def task_patch(task: Task, spec: TaskSpec) -> dict[str, Any]:
     return patch
 
 
+def check_schedules(api: Client, crontab: Crontab) -> None:
+    """Ask the server about each distinct schedule before anything changes: a bad one names its line."""
+    problems: list[LineProblem] = []
+    checked: dict[tuple[str, str], str | None] = {}
+    for entry in crontab.entries:
+        schedule = (entry.cron, entry.timezone)
+        if schedule not in checked:
+            try:
+                api.schedules.preview(Schedule(cron=entry.cron, timezone=entry.timezone), n=1)
+                checked[schedule] = None
+            except ValidationFailed as exc:
+                checked[schedule] = "; ".join(f"{name}: {', '.join(why)}" for name, why in exc.errors.items())
+        if (reason := checked[schedule]) is not None:
+            problems.append(LineProblem(entry.line, f"the server refuses the schedule ({reason})"))
+    if problems:
+        raise CrontabError(problems)
+
+
 def plan_sync(api: Client, crontab: Crontab, *, label: str, prune: bool) -> Plan:
-    """Compare the file with the tenant's tasks; nothing is changed."""
+    """Compare the file with the tenant's tasks; nothing is changed. Raises CrontabError for a refused schedule."""
     check_label(label)
+    check_schedules(api, crontab)
     capabilities = api.capabilities()
     by_key: dict[str, Task] = {}
     extra: list[Change] = []
@@ -168,12 +188,17 @@ def apply_plan(api: Client, plan: Plan) -> list[Applied]:
     """
     done: list[Applied] = []
     for change in plan.changes:
-        if change.action == "create" and change.spec is not None:
-            done.append(Applied(change, api.tasks.create(change.spec)))
-        elif change.action == "update" and change.task is not None:
-            # If-Match the version the plan read: an edit made since is a 412, never overwritten.
-            done.append(Applied(change, api.tasks.update(change.task, change.patch)))
-        elif change.action == "delete" and change.task is not None:
-            api.tasks.delete(change.task)
-            done.append(Applied(change, None))
+        try:
+            if change.action == "create" and change.spec is not None:
+                done.append(Applied(change, api.tasks.create(change.spec)))
+            elif change.action == "update" and change.task is not None:
+                # If-Match the version the plan read: an edit made since is a 412, never overwritten.
+                done.append(Applied(change, api.tasks.update(change.task, change.patch)))
+            elif change.action == "delete" and change.task is not None:
+                api.tasks.delete(change.task)
+                done.append(Applied(change, None))
+        except ValidationFailed as exc:
+            if change.entry is None:
+                raise
+            raise CrontabError([LineProblem(change.entry.line, f"the server refuses it ({exc})")]) from exc
     return done
