@@ -88,7 +88,7 @@ def test_pause_resume_preview_run_and_dry_run(api: Client) -> None:
     assert job.task_id == task.id and job.status in ("pending", "running", "succeeded", "dead")
     assert api.tasks.run(task.id, idempotency_key="run-1").id == job.id
     assert api.jobs.get(job.id).id == job.id
-    assert [j.id for j in api.tasks.history(task.id)][0] == job.id
+    assert [j.id for j in api.tasks.history(task.id)] == [job.id]
     dry = api.tasks.dry_run(task.id)
     assert dry.sent is False and dry.request.url == task.http.url
     assert list(api.jobs.dlq()) == []
