@@ -94,7 +94,7 @@ def _type_name(tp: object) -> str:
 def sdk_reference() -> str:
     lines = ["### `Client`", "", _first_paragraph(Client), ""]
     lines += [*_methods(Client), ""]
-    resources = {
+    resources: dict[str, type] = {
         "tasks": Tasks,
         "jobs": Jobs,
         "schedules": Schedules,

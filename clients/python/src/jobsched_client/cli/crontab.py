@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -59,7 +60,7 @@ def crontab() -> None:
 @click.option("--prune", is_flag=True, help="Delete the crontab's tasks that are no longer in the file.")
 @click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
 @pass_cli
-def apply(cli: CliContext, file: click.utils.LazyFile, name: str | None, timezone: str, prune: bool, yes: bool) -> None:
+def apply(cli: CliContext, file: TextIO, name: str | None, timezone: str, prune: bool, yes: bool) -> None:
     """Print the plan for FILE, then create, edit (If-Match) and, with --prune, delete tasks.
 
     Without --yes it asks on a terminal, and only prints the plan otherwise.
@@ -89,7 +90,7 @@ def apply(cli: CliContext, file: click.utils.LazyFile, name: str | None, timezon
 @click.option("--name", required=True, help="The crontab's name (its label).")
 @click.option("--file", "-f", "target", type=click.File("w"), default="-", help="Write here (default stdout).")
 @pass_cli
-def export(cli: CliContext, name: str, target: click.utils.LazyFile) -> None:
+def export(cli: CliContext, name: str, target: TextIO) -> None:
     """Write the crontab NAME's tasks as a crontab file (applying it changes nothing)."""
     label = label_for("-", name)
     api = cli.client()

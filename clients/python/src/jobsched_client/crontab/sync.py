@@ -161,13 +161,13 @@ def plan_sync(api: Client, crontab: Crontab, *, label: str, prune: bool) -> Plan
     changes: list[Change] = []
     for entry in crontab.entries:
         spec = desired_spec(entry, label=label, capabilities=capabilities)
-        task = by_key.pop(entry.key, None)
-        if task is None:
+        current = by_key.pop(entry.key, None)
+        if current is None:
             changes.append(Change("create", entry.key, entry=entry, spec=spec))
             continue
-        patch = task_patch(task, spec)
+        patch = task_patch(current, spec)
         changes.append(
-            Change("update" if patch else "unchanged", entry.key, entry=entry, task=task, spec=spec, patch=patch)
+            Change("update" if patch else "unchanged", entry.key, entry=entry, task=current, spec=spec, patch=patch)
         )
     gone = [Change("delete", key, task=task) for key, task in by_key.items()] + extra
     if prune:
