@@ -7,7 +7,7 @@ LOCAL_MARIADB_PORT ?= 3306
 export LOCAL_MARIADB_PORT
 export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
-.PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
+.PHONY: run test test-sdk venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
 	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
 	bench-result-write cassandra cassandra-stop clean test-terraform terraform-docs
@@ -58,6 +58,17 @@ test: export CASSANDRA_HOSTS ?= 127.0.0.1:$(CASSANDRA_PORT)
 test: os-packages-test venv services cassandra
 	@DJANGO_SETTINGS_MODULE=tests.settings $(PY) manage.py ensure_database
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## make test-sdk: the Python SDK and the jobsched command (clients/python) in a clean virtualenv
+## ($(SDK_VENV), rebuilt each time), tested against a live server run with $(VENV)'s interpreter on the
+## database <DATABASE_URL's name>_sdkclient; mypy on the SDK and its docs' freshness too.
+SDK_VENV ?= $(CURDIR)/.local/sdk-venv
+test-sdk: venv services
+	rm -rf $(SDK_VENV)
+	$(PYTHON) -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install -q --disable-pip-version-check './clients/python[test]'
+	cd clients/python && $(CURDIR)/$(VENV)/bin/mypy
+	cd clients/python && JOBSCHED_SERVER_PYTHON=$(CURDIR)/$(PY) $(SDK_VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 ## make cassandra: the single-node Apache Cassandra 5.0 on 127.0.0.1:$${CASSANDRA_PORT:-9042}, jars from
 ## Maven Central into .local/cassandra/lib on first use (scripts/cassandra.sh); idempotent.

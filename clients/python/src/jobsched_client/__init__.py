@@ -1,0 +1,76 @@
+"""jobsched's Python SDK: `Client` (sync) and `AsyncClient` (asyncio) for the tenant API."""
+
+from jobsched_client.async_client import AsyncClient
+from jobsched_client.capabilities import Capabilities
+from jobsched_client.client import Client
+from jobsched_client.errors import (
+    ApiError,
+    Conflict,
+    Forbidden,
+    IdempotencyKeyReused,
+    JobschedError,
+    NotFound,
+    PreconditionFailed,
+    PreconditionRequired,
+    RateLimited,
+    ServerError,
+    TransportError,
+    Unauthorized,
+    Unavailable,
+    ValidationFailed,
+)
+from jobsched_client.models import (
+    Attempt,
+    DryRun,
+    HttpCall,
+    Job,
+    LastRun,
+    Page,
+    Preview,
+    PreviewRun,
+    Schedule,
+    Secret,
+    SigningSecret,
+    SigningSecretCreated,
+    Task,
+    TaskSpec,
+)
+from jobsched_client.retry import NO_RETRY, RetryPolicy
+from jobsched_client.version import __version__
+
+__all__ = [
+    "NO_RETRY",
+    "ApiError",
+    "AsyncClient",
+    "Attempt",
+    "Capabilities",
+    "Client",
+    "Conflict",
+    "DryRun",
+    "Forbidden",
+    "HttpCall",
+    "IdempotencyKeyReused",
+    "Job",
+    "JobschedError",
+    "LastRun",
+    "NotFound",
+    "Page",
+    "PreconditionFailed",
+    "PreconditionRequired",
+    "Preview",
+    "PreviewRun",
+    "RateLimited",
+    "RetryPolicy",
+    "Schedule",
+    "Secret",
+    "ServerError",
+    "SigningSecret",
+    "SigningSecretCreated",
+    "Task",
+    "TaskSpec",
+    "TransportError",
+    "Unauthorized",
+    "Unavailable",
+    "ValidationFailed",
+    "__version__",
+]

@@ -1,0 +1,1 @@
+"""The `jobsched` command line, built on the SDK."""

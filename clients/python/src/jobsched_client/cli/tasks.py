@@ -1,0 +1,187 @@
+"""`jobsched tasks ...`: list, get, create, edit (If-Match), pause, resume, delete, run, preview, dry-run."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import click
+import yaml
+
+from jobsched_client.cli.context import CliContext, pass_cli
+from jobsched_client.cli.output import emit, emit_list
+from jobsched_client.models import PreviewRun, Task
+
+
+def _read_document(stream: Any) -> dict[str, Any]:
+    data = yaml.safe_load(stream.read())  # YAML is a superset of JSON: either works
+    if not isinstance(data, dict):
+        raise click.BadParameter("must hold a JSON or YAML object", param_hint="--file")
+    return data
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    if not sep or not name.strip():
+        raise click.BadParameter(f"{text!r} is not `Name: value`", param_hint="--header")
+    return name.strip(), value.strip()
+
+
+def task_fields(options: dict[str, Any]) -> dict[str, Any]:
+    """The task JSON (or merge patch) the flags describe; only the flags given appear."""
+    body: dict[str, Any] = {}
+    if options["file"] is not None:
+        body = _read_document(options["file"])
+    simple = {
+        "name": "name",
+        "timeout": "timeout_seconds",
+        "max_attempts": "max_attempts",
+        "priority": "priority",
+        "secret_ref": "secret_ref",
+    }
+    body.update({field: options[flag] for flag, field in simple.items() if options[flag] is not None})
+    if options["cron"] is not None or options["run_at"] is not None:
+        schedule = {"cron": options["cron"], "timezone": options["timezone"], "run_at": options["run_at"]}
+        body["schedule"] = {key: value for key, value in schedule.items() if value is not None}
+    elif options["timezone"] is not None:
+        raise click.BadParameter("--timezone goes with --cron", param_hint="--timezone")
+    http = dict(body.get("http") or {})
+    if options["url"] is not None:
+        http["url"] = options["url"]
+    if options["method"] is not None:
+        http["method"] = options["method"].upper()
+    if options["header"]:
+        http["headers"] = dict(_header(text) for text in options["header"])
+    if options["body"] is not None:
+        http["body"] = options["body"]
+    if http:
+        body["http"] = http
+    return body
+
+
+def task_options(command: Any) -> Any:
+    """The flags create and edit share."""
+    decorators = [
+        click.option("--file", "-f", type=click.File("r"), help="Task JSON/YAML (- for stdin); flags override it."),
+        click.option("--name"),
+        click.option("--cron", help='Five-field cron expression or a nickname, e.g. "0 9 * * 1-5" or @hourly.'),
+        click.option("--timezone", help="IANA zone of --cron (default UTC)."),
+        click.option("--run-at", help="One-shot instant with an offset, e.g. 2027-01-01T09:00:00Z."),
+        click.option("--url", help="The URL to call."),
+        click.option("--method", help="HTTP method (default POST)."),
+        click.option("--header", "-H", multiple=True, help='"Name: value"; repeat for several (replaces all).'),
+        click.option("--body", help="Request body text."),
+        click.option("--timeout", type=int, help="Seconds to wait for the answer."),
+        click.option("--max-attempts", type=int),
+        click.option("--priority", type=int, help="0 (first) to 9."),
+        click.option("--secret-ref", help="Name of a stored secret sent as Authorization."),
+    ]
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
+@click.group()
+def tasks() -> None:
+    """Tasks: what to call, and when."""
+
+
+@tasks.command("list")
+@click.option("--limit", type=int, help="Show at most this many (default: all, page by page).")
+@pass_cli
+def list_tasks(cli: CliContext, limit: int | None) -> None:
+    """The tenant's tasks, newest first."""
+    found = cli.client().tasks.list(limit=min(limit, 100) if limit else None)
+    emit_list(itertools.islice(found, limit), cli.output, model=Task)
+
+
+@tasks.command("get")
+@click.argument("task_id")
+@pass_cli
+def get_task(cli: CliContext, task_id: str) -> None:
+    """One task."""
+    emit(cli.client().tasks.get(task_id), cli.output)
+
+
+@tasks.command("create")
+@task_options
+@click.option("--idempotency-key", help="Reuse to make a retried create return the same task (default: generated).")
+@pass_cli
+def create_task(cli: CliContext, idempotency_key: str | None, **options: Any) -> None:
+    """Create a task from flags and/or --file."""
+    body = task_fields(options)
+    emit(cli.client().tasks.create(body, idempotency_key=idempotency_key), cli.output)
+
+
+@tasks.command("edit")
+@click.argument("task_id")
+@task_options
+@click.option("--if-match", help="The ETag you read (e.g. '\"7\"'); default: the one read just now.")
+@pass_cli
+def edit_task(cli: CliContext, task_id: str, if_match: str | None, **options: Any) -> None:
+    """Change the given fields of a task (a merge patch sent with If-Match).
+
+    Exit code 4 when the task changed since it was read.
+    """
+    patch = task_fields(options)
+    if not patch:
+        raise click.UsageError("nothing to change: give a flag or --file")
+    api = cli.client()
+    target = task_id if if_match else api.tasks.get(task_id)
+    emit(api.tasks.update(target, patch, etag=if_match), cli.output)
+
+
+@tasks.command("delete")
+@click.argument("task_id")
+@click.option("--if-match", help="Delete only if the task is still at this ETag.")
+@pass_cli
+def delete_task(cli: CliContext, task_id: str, if_match: str | None) -> None:
+    """Delete a task."""
+    cli.client().tasks.delete(task_id, etag=if_match)
+    click.echo(f"deleted task {task_id}", err=True)
+
+
+@tasks.command("pause")
+@click.argument("task_id")
+@pass_cli
+def pause_task(cli: CliContext, task_id: str) -> None:
+    """Pause a task: nothing of it runs until it is resumed."""
+    emit(cli.client().tasks.pause(task_id), cli.output)
+
+
+@tasks.command("resume")
+@click.argument("task_id")
+@pass_cli
+def resume_task(cli: CliContext, task_id: str) -> None:
+    """Resume a task at its next future run."""
+    emit(cli.client().tasks.resume(task_id), cli.output)
+
+
+@tasks.command("run")
+@click.argument("task_id")
+@click.option("--idempotency-key", help="Reuse to make a retried run return the same job.")
+@pass_cli
+def run_task(cli: CliContext, task_id: str, idempotency_key: str | None) -> None:
+    """Run a task now (one extra job); prints the job."""
+    emit(cli.client().tasks.run(task_id, idempotency_key=idempotency_key), cli.output)
+
+
+@tasks.command("preview")
+@click.argument("task_id")
+@click.option("-n", "count", type=int, default=10, show_default=True, help="How many runs.")
+@pass_cli
+def preview_task(cli: CliContext, task_id: str, count: int) -> None:
+    """The task's next fire times (UTC and local, DST changes marked)."""
+    preview = cli.client().tasks.preview(task_id, n=count)
+    if cli.output == "table":
+        emit_list(preview.runs, cli.output, model=PreviewRun)
+    else:
+        emit(preview, cli.output)
+
+
+@tasks.command("dry-run")
+@click.argument("task_id")
+@pass_cli
+def dry_run_task(cli: CliContext, task_id: str) -> None:
+    """The exact request a run would send now (credential masked); sends nothing."""
+    emit(cli.client().tasks.dry_run(task_id), cli.output)

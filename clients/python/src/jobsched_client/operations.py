@@ -1,0 +1,237 @@
+"""Every API operation the SDK calls, written once for the sync and the async client.
+
+An operation builds a `Call`: method, path, query, headers, body, and how to
+read the answer. The clients only send calls (with retries and typed errors).
+`ENDPOINTS` is the one table of operation ids to routes; the drift test checks
+it against the live schema in both directions.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from jobsched_client.models import (
+    DryRun,
+    Job,
+    Page,
+    Preview,
+    Schedule,
+    Secret,
+    SigningSecret,
+    SigningSecretCreated,
+    Task,
+    TaskSpec,
+    from_json,
+)
+
+T = TypeVar("T")
+
+ENDPOINTS: dict[str, tuple[str, str]] = {
+    "tasks_list": ("GET", "/v1/tasks"),
+    "tasks_create": ("POST", "/v1/tasks"),
+    "tasks_get": ("GET", "/v1/tasks/{task_id}"),
+    "tasks_update": ("PATCH", "/v1/tasks/{task_id}"),
+    "tasks_delete": ("DELETE", "/v1/tasks/{task_id}"),
+    "tasks_pause": ("POST", "/v1/tasks/{task_id}/pause"),
+    "tasks_resume": ("POST", "/v1/tasks/{task_id}/resume"),
+    "tasks_preview": ("GET", "/v1/tasks/{task_id}/preview"),
+    "tasks_run": ("POST", "/v1/tasks/{task_id}/run"),
+    "tasks_dry_run": ("POST", "/v1/tasks/{task_id}/dry-run"),
+    "tasks_history": ("GET", "/v1/tasks/{task_id}/history"),
+    "schedules_preview": ("POST", "/v1/schedules/preview"),
+    "jobs_get": ("GET", "/v1/jobs/{job_id}"),
+    "jobs_retry": ("POST", "/v1/jobs/{job_id}/retry"),
+    "jobs_cancel": ("POST", "/v1/jobs/{job_id}/cancel"),
+    "dlq_list": ("GET", "/v1/dlq"),
+    "secrets_list": ("GET", "/v1/secrets"),
+    "secrets_get": ("GET", "/v1/secrets/{name}"),
+    "secrets_put": ("PUT", "/v1/secrets/{name}"),
+    "secrets_delete": ("DELETE", "/v1/secrets/{name}"),
+    "signing_secrets_list": ("GET", "/v1/signing-secrets"),
+    "signing_secrets_create": ("POST", "/v1/signing-secrets"),
+    "signing_secrets_get": ("GET", "/v1/signing-secrets/{secret_id}"),
+    "signing_secrets_delete": ("DELETE", "/v1/signing-secrets/{secret_id}"),
+}
+SCHEMA_PATH = "/v1/schema"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One HTTP exchange: what to send and how to read a success."""
+
+    operation_id: str
+    method: str
+    path: str
+    read: Callable[[httpx.Response], T]
+    params: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    json: Any = None
+
+
+def _call(
+    operation_id: str, read: Callable[[httpx.Response], T], /, *, path_args: dict[str, str] | None = None, **kw: Any
+) -> Call[T]:
+    method, template = ENDPOINTS[operation_id]
+    path = template.format(**{k: quote(str(v), safe="") for k, v in (path_args or {}).items()})
+    params = {k: v for k, v in kw.pop("params", {}).items() if v is not None}
+    return Call(operation_id, method, path, read, params=params, **kw)
+
+
+def _model(cls: type[T]) -> Callable[[httpx.Response], T]:
+    return lambda response: from_json(cls, response.json())
+
+
+def _page(cls: type[T]) -> Callable[[httpx.Response], Page[T]]:
+    def read(response: httpx.Response) -> Page[T]:
+        body = response.json()
+        return Page([from_json(cls, item) for item in body["results"]], body.get("next_cursor"))
+
+    return read
+
+
+def _results(cls: type[T]) -> Callable[[httpx.Response], list[T]]:
+    return lambda response: [from_json(cls, item) for item in response.json()["results"]]
+
+
+def _nothing(response: httpx.Response) -> None:
+    return None
+
+
+def _task_id(task: Task | str) -> str:
+    return task.id if isinstance(task, Task) else str(task)
+
+
+def _if_match(task: Task | str, etag: str | None) -> str | None:
+    return etag if etag is not None else (task.etag if isinstance(task, Task) else None)
+
+
+def new_idempotency_key() -> str:
+    return str(uuid.uuid4())
+
+
+# --- tasks -----------------------------------------------------------------------------
+
+
+def tasks_page(*, cursor: str | None, limit: int | None, label: str | None = None) -> Call[Page[Task]]:
+    # `label` ("key=value") is sent only when the server has the filter (capabilities.py decides).
+    return _call("tasks_list", _page(Task), params={"cursor": cursor, "limit": limit, "label": label})
+
+
+def tasks_create(spec: TaskSpec | dict[str, Any], *, idempotency_key: str | None) -> Call[Task]:
+    body = spec.to_json() if isinstance(spec, TaskSpec) else spec
+    key = idempotency_key or new_idempotency_key()  # fixed for this call, so a retry replays
+    return _call("tasks_create", _model(Task), json=body, headers={"Idempotency-Key": key})
+
+
+def tasks_get(task_id: str) -> Call[Task]:
+    return _call("tasks_get", _model(Task), path_args={"task_id": task_id})
+
+
+def tasks_update(task: Task | str, changes: dict[str, Any], *, etag: str | None) -> Call[Task]:
+    if_match = _if_match(task, etag)
+    if if_match is None:
+        raise ValueError("an edit needs the ETag read: pass the Task you read, or etag=")
+    headers = {"If-Match": if_match, "Content-Type": MERGE_PATCH}
+    return _call("tasks_update", _model(Task), path_args={"task_id": _task_id(task)}, json=changes, headers=headers)
+
+
+def tasks_delete(task: Task | str, *, etag: str | None) -> Call[None]:
+    if_match = _if_match(task, etag)
+    headers = {"If-Match": if_match} if if_match is not None else {}
+    return _call("tasks_delete", _nothing, path_args={"task_id": _task_id(task)}, headers=headers)
+
+
+def tasks_pause(task_id: str) -> Call[Task]:
+    return _call("tasks_pause", _model(Task), path_args={"task_id": task_id})
+
+
+def tasks_resume(task_id: str) -> Call[Task]:
+    return _call("tasks_resume", _model(Task), path_args={"task_id": task_id})
+
+
+def tasks_preview(task_id: str, *, n: int | None) -> Call[Preview]:
+    return _call("tasks_preview", _model(Preview), path_args={"task_id": task_id}, params={"n": n})
+
+
+def tasks_run(task_id: str, *, idempotency_key: str | None) -> Call[Job]:
+    key = idempotency_key or new_idempotency_key()
+    return _call("tasks_run", _model(Job), path_args={"task_id": task_id}, headers={"Idempotency-Key": key})
+
+
+def tasks_dry_run(task_id: str) -> Call[DryRun]:
+    return _call("tasks_dry_run", _model(DryRun), path_args={"task_id": task_id})
+
+
+def tasks_history(task_id: str, *, cursor: str | None, limit: int | None) -> Call[Page[Job]]:
+    params = {"cursor": cursor, "limit": limit}
+    return _call("tasks_history", _page(Job), path_args={"task_id": task_id}, params=params)
+
+
+def schedules_preview(schedule: Schedule, *, n: int | None) -> Call[Preview]:
+    return _call("schedules_preview", _model(Preview), json=schedule.to_json(), params={"n": n})
+
+
+# --- jobs ------------------------------------------------------------------------------
+
+
+def jobs_get(job_id: str) -> Call[Job]:
+    return _call("jobs_get", _model(Job), path_args={"job_id": job_id})
+
+
+def jobs_retry(job_id: str) -> Call[Job]:
+    return _call("jobs_retry", _model(Job), path_args={"job_id": job_id})
+
+
+def jobs_cancel(job_id: str) -> Call[Job]:
+    return _call("jobs_cancel", _model(Job), path_args={"job_id": job_id})
+
+
+def dlq_page(*, task_id: str | None, cursor: str | None, limit: int | None) -> Call[Page[Job]]:
+    return _call("dlq_list", _page(Job), params={"task": task_id, "cursor": cursor, "limit": limit})
+
+
+# --- secrets and signing secrets -------------------------------------------------------
+
+
+def secrets_list() -> Call[list[Secret]]:
+    return _call("secrets_list", _results(Secret))
+
+
+def secrets_get(name: str) -> Call[Secret]:
+    return _call("secrets_get", _model(Secret), path_args={"name": name})
+
+
+def secrets_put(name: str, value: str) -> Call[Secret]:
+    return _call("secrets_put", _model(Secret), path_args={"name": name}, json={"value": value})
+
+
+def secrets_delete(name: str) -> Call[None]:
+    return _call("secrets_delete", _nothing, path_args={"name": name})
+
+
+def signing_secrets_list() -> Call[list[SigningSecret]]:
+    return _call("signing_secrets_list", _results(SigningSecret))
+
+
+def signing_secrets_create(*, previous_expires_in_seconds: int | None) -> Call[SigningSecretCreated]:
+    body = {} if previous_expires_in_seconds is None else {"previous_expires_in_seconds": previous_expires_in_seconds}
+    return _call("signing_secrets_create", _model(SigningSecretCreated), json=body)
+
+
+def signing_secrets_get(secret_id: str) -> Call[SigningSecret]:
+    return _call("signing_secrets_get", _model(SigningSecret), path_args={"secret_id": secret_id})
+
+
+def signing_secrets_delete(secret_id: str) -> Call[None]:
+    return _call("signing_secrets_delete", _nothing, path_args={"secret_id": secret_id})
+
+
+def schema() -> Call[dict[str, Any]]:
+    return Call("schema", "GET", SCHEMA_PATH, lambda response: response.json(), headers={"Accept": "application/json"})

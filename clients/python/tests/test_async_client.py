@@ -1,0 +1,28 @@
+"""The asyncio client against the live server: the same operations, awaited."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from jobsched_client import AsyncClient, HttpCall, PreconditionFailed, Schedule, TaskSpec
+
+
+def test_the_async_client_creates_pages_edits_and_conflicts(base_url: str, token: str) -> None:
+    async def scenario() -> None:
+        async with AsyncClient(base_url, token) as api:
+            specs = [
+                TaskSpec(name=f"a{i}", schedule=Schedule(cron="@daily"), http=HttpCall(url="http://127.0.0.1:9/"))
+                for i in range(3)
+            ]
+            created = await asyncio.gather(*(api.tasks.create(s) for s in specs))
+            listed = [task.id async for task in api.tasks.list(limit=2)]
+            assert sorted(listed) == sorted(task.id for task in created)
+            edited = await api.tasks.update(created[0], {"priority": 1})
+            assert edited.priority == 1
+            with pytest.raises(PreconditionFailed):
+                await api.tasks.update(created[0], {"priority": 2})
+            assert (await api.capabilities()).task_defaults["timeout_seconds"] == 30
+
+    asyncio.run(scenario())

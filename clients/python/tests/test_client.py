@@ -1,0 +1,141 @@
+"""The sync client against the live server: every resource, ETags, idempotency, pages, typed errors, retries."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobsched_client import (
+    Client,
+    HttpCall,
+    IdempotencyKeyReused,
+    NotFound,
+    PreconditionFailed,
+    RateLimited,
+    RetryPolicy,
+    Schedule,
+    TaskSpec,
+    Unauthorized,
+    ValidationFailed,
+)
+from tests.server import Receiver
+
+
+def spec(name: str, url: str = "http://127.0.0.1:9/hook", **fields) -> TaskSpec:
+    return TaskSpec(
+        name=name, schedule=Schedule(cron="0 9 * * 1-5", timezone="Europe/Madrid"), http=HttpCall(url=url), **fields
+    )
+
+
+def test_a_task_is_created_read_and_listed_with_typed_fields(api: Client) -> None:
+    created = api.tasks.create(spec("report", priority=2))
+    assert created.status == "active"
+    assert created.etag == '"1"'
+    assert created.schedule == Schedule(cron="0 9 * * 1-5", timezone="Europe/Madrid")
+    assert created.priority == 2
+    assert created.next_run_at is not None and created.next_run_at.tzinfo is not None
+    assert api.tasks.get(created.id) == created
+    assert [task.id for task in api.tasks.list()] == [created.id]
+
+
+def test_the_list_follows_cursors_across_pages(api: Client) -> None:
+    ids = [api.tasks.create(spec(f"t{i}")).id for i in range(5)]
+    first = api.tasks.page(limit=2)
+    assert len(first.results) == 2 and first.next_cursor
+    assert [task.id for task in api.tasks.list(limit=2)] == list(reversed(ids))
+
+
+def test_create_with_the_same_idempotency_key_returns_the_same_task(api: Client) -> None:
+    first = api.tasks.create(spec("once"), idempotency_key="create-once-1")
+    again = api.tasks.create(spec("once"), idempotency_key="create-once-1")
+    assert again.id == first.id
+    assert len(list(api.tasks.list())) == 1
+    with pytest.raises(IdempotencyKeyReused) as caught:
+        api.tasks.create(spec("other"), idempotency_key="create-once-1")
+    assert caught.value.field == "Idempotency-Key"
+
+
+def test_an_edit_sends_the_etag_read_and_a_stale_one_is_a_typed_conflict(api: Client) -> None:
+    task = api.tasks.create(spec("edit me"))
+    edited = api.tasks.update(task, {"name": "edited", "http": {"body": "x"}})
+    assert (edited.name, edited.http.body, edited.version) == ("edited", "x", task.version + 1)
+    with pytest.raises(PreconditionFailed) as caught:
+        api.tasks.update(task, {"name": "lost update"})  # the ETag of version 1
+    assert caught.value.current_etag == edited.etag
+    assert api.tasks.get(task.id).name == "edited"
+    with pytest.raises(PreconditionFailed):
+        api.tasks.delete(task)
+    api.tasks.delete(edited)
+    with pytest.raises(NotFound):
+        api.tasks.get(task.id)
+
+
+def test_a_refused_field_is_named_in_the_typed_error(api: Client) -> None:
+    with pytest.raises(ValidationFailed) as caught:
+        api.tasks.create(spec("bad", url="ftp://example.com/x"))
+    assert caught.value.field == "http.url"
+    assert caught.value.status == 400 and caught.value.slug == "validation-error"
+    assert "http.url" in str(caught.value)
+
+
+def test_pause_resume_preview_run_and_dry_run(api: Client) -> None:
+    task = api.tasks.create(spec("ops"))
+    assert api.tasks.pause(task.id).status == "paused"
+    assert api.tasks.resume(task.id).status == "active"
+    preview = api.tasks.preview(task.id, n=3)
+    assert preview.timezone == "Europe/Madrid" and len(preview.runs) == 3
+    assert api.schedules.preview(Schedule(cron="@hourly"), n=2).runs[1].at.minute == 0
+    job = api.tasks.run(task.id, idempotency_key="run-1")
+    assert job.task_id == task.id and job.status in ("pending", "running", "succeeded", "dead")
+    assert api.tasks.run(task.id, idempotency_key="run-1").id == job.id
+    assert api.jobs.get(job.id).id == job.id
+    assert [j.id for j in api.tasks.history(task.id)] == [job.id]
+    dry = api.tasks.dry_run(task.id)
+    assert dry.sent is False and dry.request.url == task.http.url
+    assert list(api.jobs.dlq()) == []
+
+
+def test_secrets_and_signing_secrets(api: Client) -> None:
+    secret = api.secrets.put("api-token", "Bearer s3cret")
+    assert (secret.name, secret.version) == ("api-token", 1)
+    assert [s.name for s in api.secrets.list()] == ["api-token"]
+    assert api.tasks.create(spec("with secret", secret_ref="api-token")).secret_ref == "api-token"
+    api.secrets.delete("api-token")
+    with pytest.raises(NotFound):
+        api.secrets.get("api-token")
+    created = api.signing_secrets.create()
+    assert created.secret.startswith("whsec_")
+    assert [s.id for s in api.signing_secrets.list()] == [created.id]
+    assert api.signing_secrets.get(created.id).id == created.id
+    api.signing_secrets.delete(created.id)
+    assert api.signing_secrets.list() == []
+
+
+def test_another_tenants_task_is_not_found(api: Client, base_url: str, _tokens) -> None:
+    task = api.tasks.create(spec("mine"))
+    _, other_token = next(_tokens)
+    with Client(base_url, other_token) as other, pytest.raises(NotFound):
+        other.tasks.get(task.id)
+
+
+def test_a_bad_token_is_unauthorized(base_url: str) -> None:
+    with Client(base_url, "not-a-jwt") as client, pytest.raises(Unauthorized):
+        list(client.tasks.list())
+
+
+def test_429_and_503_are_retried_after_retry_after(receiver: Receiver) -> None:
+    receiver.script = [429, 503]
+    receiver.retry_after = "1"
+    with Client(receiver.url, "t") as client:
+        assert client.schema() == {"ok": True}
+    gaps = [b["at"] - a["at"] for a, b in zip(receiver.requests, receiver.requests[1:], strict=False)]
+    assert len(receiver.requests) == 3
+    assert all(gap >= 0.95 for gap in gaps), gaps
+
+
+def test_a_429_past_the_retries_is_a_typed_error_with_the_hint(receiver: Receiver) -> None:
+    receiver.script = [429, 429, 429]
+    receiver.retry_after = "0"
+    with Client(receiver.url, "t", retry=RetryPolicy(attempts=2)) as client, pytest.raises(RateLimited) as caught:
+        client.tasks.get("x")
+    assert caught.value.retry_after == 0.0
+    assert len(receiver.requests) == 2
