@@ -51,20 +51,20 @@ def problem_response(status_code: int, detail: str, *, slug: str | None = None, 
     )
 
 
-def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     """Turn DRF's nested error dict into {"http.url": ["..."], ...}."""
     if isinstance(detail, dict):
         out: dict[str, list[str]] = {}
         for key, value in detail.items():
             name = prefix if key == "non_field_errors" else (f"{prefix}.{key}" if prefix else str(key))
-            out.update(_flatten(value, name))
+            out.update(flatten_errors(value, name))
         return out
     if isinstance(detail, list) and detail and all(isinstance(d, (str, exceptions.ErrorDetail)) for d in detail):
         return {prefix or "body": [str(d) for d in detail]}
     if isinstance(detail, list):
         out = {}
         for index, value in enumerate(detail):
-            out.update(_flatten(value, f"{prefix}[{index}]" if prefix else f"[{index}]"))
+            out.update(flatten_errors(value, f"{prefix}[{index}]" if prefix else f"[{index}]"))
         return out
     return {prefix or "body": [str(detail)]}
 
@@ -83,7 +83,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         for name, value in exc.headers.items():
             response[name] = value
     elif isinstance(exc, exceptions.ValidationError):
-        fields = _flatten(exc.detail)
+        fields = flatten_errors(exc.detail)
         detail = "; ".join(f"{name}: {msgs[0]}" for name, msgs in fields.items())
         body = problem_body(
             status.HTTP_400_BAD_REQUEST, detail or "invalid request", slug="validation-error", errors=fields

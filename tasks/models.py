@@ -83,6 +83,8 @@ class Task(models.Model):
     idempotency_key = models.CharField(max_length=255, null=True, blank=True, db_collation="utf8mb4_bin")
     request_sha256 = models.CharField(max_length=64, null=True, blank=True)
     secret_ref = models.CharField(max_length=255, null=True, blank=True)
+    # The tenant's labels (tasks.labels); mirrored row by row in task_labels for the filtered list.
+    labels = models.JSONField(default=dict, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -106,6 +108,29 @@ class Task(models.Model):
     @property
     def is_one_shot(self) -> bool:
         return self.run_at is not None
+
+
+class TaskLabel(models.Model):
+    """One label of one task, so `?label=k=v` reads an index range instead of every task's JSON.
+
+    Written only by tasks.services, in the transaction that writes the task's `labels`.
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="label_rows", db_constraint=False)
+    tenant_id = TenantIdField()
+    key = models.CharField(max_length=63, db_collation="utf8mb4_bin")
+    value = models.CharField(max_length=63, db_collation="utf8mb4_bin")
+
+    class Meta:
+        db_table = "task_labels"
+        constraints = [models.UniqueConstraint(fields=["task", "key"], name="task_labels_task_key_uniq")]
+        indexes = [
+            # The filtered list newest first: one range per selector, task ids in order (UUIDv7).
+            models.Index(fields=["tenant_id", "key", "value", "task"], name="task_labels_select_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}"
 
 
 class TenantLimits(models.Model):

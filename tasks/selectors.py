@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 
-from tasks.models import Task, TaskStatus
+from tasks.models import Task, TaskLabel, TaskStatus
 from vault.selectors import secret_exists
 
 LIVE_STATUSES = (TaskStatus.ACTIVE, TaskStatus.PAUSED)
@@ -15,19 +16,41 @@ def task_get(*, tenant_id: str, task_id: uuid.UUID) -> Task | None:
     return Task.objects.filter(pk=task_id, tenant_id=tenant_id, status__in=LIVE_STATUSES).first()
 
 
-def task_page(*, tenant_id: str, before: uuid.UUID | None, limit: int) -> tuple[list[Task], uuid.UUID | None]:
+def task_page(
+    *, tenant_id: str, before: uuid.UUID | None, limit: int, labels: dict[str, str] | None = None
+) -> tuple[list[Task], uuid.UUID | None]:
     """Up to `limit` live tasks newest first (UUIDv7 ids grow with time), and the next cursor.
 
     Keyset pagination on (tenant_id, id) via tasks_tenant_idx: a page costs the
-    same at any depth, and tasks created meanwhile never shift later pages.
+    same at any depth, and tasks created meanwhile never shift later pages. Each
+    label selector (all must hold) is a semi-join on task_labels_select_idx.
     """
     query = Task.objects.filter(tenant_id=tenant_id, status__in=LIVE_STATUSES)
+    for key, value in (labels or {}).items():
+        rows = TaskLabel.objects.filter(tenant_id=tenant_id, key=key, value=value)
+        if before is not None:
+            rows = rows.filter(task_id__lt=before)
+        query = query.filter(pk__in=rows.values("task_id"))
     if before is not None:
         query = query.filter(pk__lt=before)
     rows = list(query.order_by("-pk")[: limit + 1])
     if len(rows) > limit:
         return rows[:limit], rows[limit - 1].pk
     return rows, None
+
+
+def task_export(*, tenant_id: str, batch: int) -> Iterator[Task]:
+    """Every live task of the tenant, oldest first, read `batch` at a time by keyset on tasks_tenant_idx."""
+    after: uuid.UUID | None = None
+    while True:
+        query = Task.objects.filter(tenant_id=tenant_id, status__in=LIVE_STATUSES)
+        if after is not None:
+            query = query.filter(pk__gt=after)
+        rows = list(query.order_by("pk")[:batch])
+        yield from rows
+        if len(rows) < batch:
+            return
+        after = rows[-1].pk
 
 
 def task_by_idempotency_key(*, tenant_id: str, key: str) -> Task | None:

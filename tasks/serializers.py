@@ -3,7 +3,7 @@
 Shape (DESIGN.md, "A task in JSON"): {"id", "name", "status", "version",
 "schedule": {"cron", "timezone"} | {"run_at"}, "http": {"url", "method",
 "headers", "body"}, "timeout_seconds", "max_attempts", "backoff_base_seconds",
-"priority", "secret_ref", "next_run_at", "created_at", "updated_at"}.
+"priority", "secret_ref", "labels", "next_run_at", "created_at", "updated_at"}.
 Errors name the field as "schedule.cron", "http.url", "http.headers".
 """
 
@@ -24,6 +24,7 @@ from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, 
 from jobsched_project.serializers import StrictSerializer
 from tasks import egress, health, schedule, services
 from tasks.headers import HeaderError, validate_headers
+from tasks.labels import KEY_RULE, MAX_LABELS, VALUE_RULE, LabelError, merge_labels, validate_labels
 from tasks.models import HttpMethod, MissedRuns, Task
 from tasks.priority import DEFAULT_PRIORITY, PRIORITIES
 from tasks.services import ScheduleSpec
@@ -202,6 +203,19 @@ class TaskInput(StrictSerializer):
         default=None,
         help_text="pause after this many dead jobs in a row; null: the service default, 0: never",
     )
+    labels = serializers.JSONField(
+        default=dict,
+        help_text=f'up to {MAX_LABELS} labels, e.g. {{"env": "prod"}}: keys {KEY_RULE}; '
+        f"values {VALUE_RULE}. A PATCH merges them key by key (null removes a key).",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # Here, not in validate_labels: the error names the label itself (`labels.env`), not only `labels`.
+        try:
+            attrs["labels"] = validate_labels(attrs.get("labels", {}))
+        except LabelError as exc:
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
+        return attrs
 
     def validate_name(self, value: str) -> str:
         value = _storable_text(value)
@@ -241,6 +255,7 @@ def model_fields(validated: dict[str, Any]) -> tuple[dict[str, Any], ScheduleSpe
         "secret_ref": validated.get("secret_ref"),
         "missed_runs": validated["missed_runs"],
         "auto_pause_after": validated["auto_pause_after"],
+        "labels": validated["labels"],
     }
     return fields, validated["schedule"]
 
@@ -263,11 +278,12 @@ def input_of(task: Task) -> dict[str, Any]:
         "secret_ref": task.secret_ref,
         "missed_runs": task.missed_runs,
         "auto_pause_after": task.auto_pause_after,
+        "labels": task.labels,
     }
 
 
 def merge_patch(current: dict[str, Any], patch: Any) -> Any:
-    """Overlay a PATCH body: top-level keys replace, "http" merges key by key, "schedule" replaces whole.
+    """Overlay a PATCH body: top-level keys replace, "http" and "labels" merge key by key, "schedule" replaces whole.
 
     The schedule is one choice (cron + zone, or run_at), so it is never merged.
     """
@@ -276,6 +292,8 @@ def merge_patch(current: dict[str, Any], patch: Any) -> Any:
     merged = {**current, **patch}
     if isinstance(patch.get("http"), dict):
         merged["http"] = {**current["http"], **patch["http"]}
+    if "labels" in patch:
+        merged["labels"] = merge_labels(current["labels"], patch["labels"])
     return merged
 
 
@@ -341,6 +359,7 @@ class TaskOutput(serializers.Serializer):
     auto_pause_after = serializers.IntegerField(allow_null=True)
     paused_reason = serializers.SerializerMethodField(help_text="why the task is paused; null while active")
     consecutive_failures = serializers.IntegerField(help_text="dead jobs in a row; a success resets it")
+    labels = serializers.DictField(child=serializers.CharField(allow_blank=True))
     last_run = LastRunOutput(source="*", allow_null=True)
     next_run_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()

@@ -19,7 +19,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from tasks import limits, schedule, selectors
-from tasks.models import Task, TaskStatus
+from tasks.models import Task, TaskLabel, TaskStatus
 from tasks.signals import task_stopped
 
 logger = logging.getLogger(__name__)
@@ -133,6 +133,7 @@ def task_create(
                     return _replay(winner, request_sha256), False
             limits.ensure_room_for_active_task(tenant_id)
             task.save(force_insert=True)
+            _write_label_rows(task)
     except IntegrityError as exc:
         # Two requests raced with the same key past task_replay: UNIQUE (tenant_id,
         # idempotency_key) let one insert win; the loser's 1062 arrives only after the
@@ -187,15 +188,27 @@ def task_update(
         return current
     # Conditional UPDATE, not read-then-write: of two PATCHes carrying the same
     # version, InnoDB serialises them on the row lock and the second matches 0 rows.
-    updated = (
-        _live(tenant_id, task_id)
-        .filter(version=expected_version)
-        .update(**changes, version=F("version") + 1, updated_at=now)
-    )
-    if updated == 0:
-        raise _why_not_updated(tenant_id, task_id)
+    with transaction.atomic():
+        updated = (
+            _live(tenant_id, task_id)
+            .filter(version=expected_version)
+            .update(**changes, version=F("version") + 1, updated_at=now)
+        )
+        if updated == 0:
+            raise _why_not_updated(tenant_id, task_id)
+        if "labels" in changes:
+            # The task's row lock (taken by the UPDATE) orders two edits' label rows too.
+            _write_label_rows(Task(pk=task_id, tenant_id=tenant_id, labels=changes["labels"]))
     logger.info("task updated", extra={"event": "task_updated", "task_id": str(task_id), "fields": sorted(changes)})
     return _get_live(tenant_id, task_id)
+
+
+def _write_label_rows(task: Task) -> None:
+    """Mirror `task.labels` into task_labels (the filtered list's index); inside the task's write transaction."""
+    TaskLabel.objects.filter(task_id=task.pk).delete()
+    TaskLabel.objects.bulk_create(
+        TaskLabel(task_id=task.pk, tenant_id=task.tenant_id, key=key, value=value) for key, value in task.labels.items()
+    )
 
 
 def _why_not_updated(tenant_id: str, task_id: uuid.UUID) -> Exception:

@@ -3,10 +3,13 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from tasks import preview_views, views
+from tasks import preview_views, transfer_views, views
 
 urlpatterns = [
     path("tasks", views.TaskListCreateView.as_view(), name="tasks"),
+    # Before tasks/<id>: "export" and "import" are no task ids.
+    path("tasks/export", transfer_views.TaskExportView.as_view(), name="tasks-export"),
+    path("tasks/import", transfer_views.TaskImportView.as_view(), name="tasks-import"),
     path("tasks/<str:task_id>", views.TaskDetailView.as_view(), name="task"),
     path("tasks/<str:task_id>/pause", views.TaskPauseView.as_view(), name="task-pause"),
     path("tasks/<str:task_id>/resume", views.TaskResumeView.as_view(), name="task-resume"),

@@ -31,6 +31,7 @@ from jobsched_project.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_p
 from jobsched_project.parsers import BoundedJSONParser, MergePatchJSONParser
 from jobsched_project.problems import Problem, not_found
 from tasks import limits, selectors, services
+from tasks.labels import LabelError, parse_selector
 from tasks.models import Task
 from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, etag, idempotency_key_problem, parse_if_match, request_sha256
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
@@ -39,6 +40,14 @@ _PROBLEM = OpenApiResponse(description="application/problem+json")
 _URL_CHECK_UNAVAILABLE = OpenApiResponse(
     description="url-check-unavailable: the URL's host name could not be looked up now (timed out, or too many "
     "lookups in flight); `errors` names `http.url`. Nothing was saved; retry after `Retry-After` seconds."
+)
+_LABEL_SELECTOR = OpenApiParameter(
+    "label",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    many=True,
+    explode=True,
+    description="only tasks carrying this label, as key=value (e.g. env=prod); repeat it to require several",
 )
 _IF_MATCH = OpenApiParameter(
     "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True, description='the ETag read, e.g. "7"'
@@ -146,13 +155,18 @@ class TaskListCreateView(APIView):
         parameters=[
             CURSOR_PARAMETER,
             LIMIT_PARAMETER,
+            _LABEL_SELECTOR,
         ],
         responses={200: TaskPage, 400: _PROBLEM, 401: _PROBLEM},
     )
     def get(self, request: Request) -> Response:
         limit = page_limit(request)
         before = query_id(request, "cursor", "not a cursor")
-        tasks, next_id = selectors.task_page(tenant_id=tenant_of(request), before=before, limit=limit)
+        try:
+            wanted = parse_selector(request.query_params.getlist("label"))
+        except LabelError as exc:
+            raise invalid_param(exc.field, exc.message) from None
+        tasks, next_id = selectors.task_page(tenant_id=tenant_of(request), before=before, limit=limit, labels=wanted)
         return Response(
             {"results": TaskOutput(tasks, many=True).data, "next_cursor": str(next_id) if next_id else None}
         )

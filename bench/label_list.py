@@ -1,0 +1,99 @@
+"""The task list's first page of 50, unfiltered and filtered by labels, read through the API's selector.
+
+    python -m bench.label_list [--tasks 20000] [--samples 200]
+
+On its own database (default `jobsched_bench_labels`, created and migrated, emptied per
+run) one tenant gets `--tasks` tasks: every task `env=prod` or `env=dev` (half each), one in
+a hundred also `team=rare`. Then `--samples` first pages (limit 50) of: the whole list, the
+list of `env=prod` (common), of `team=rare` (rare), and of both. p50/p99 in ms go to stdout
+and to `--output` as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+TENANT = "bench-labels"
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def _fill(count: int) -> None:
+    from jobsched_project.ids import new_id
+    from tasks.models import Task, TaskLabel
+
+    TaskLabel.objects.all().delete()
+    Task.objects.all().delete()
+    for start in range(0, count, 1000):
+        tasks, labels = [], []
+        for index in range(start, min(count, start + 1000)):
+            task_labels = {"env": "prod" if index % 2 else "dev"}
+            if index % 100 == 1:
+                task_labels["team"] = "rare"
+            task = Task(
+                id=new_id(),
+                tenant_id=TENANT,
+                name=f"task {index}",
+                http_url="https://example.com/hook",
+                cron_expression="*/5 * * * *",
+                timezone="UTC",
+                labels=task_labels,
+            )
+            tasks.append(task)
+            labels += [TaskLabel(task=task, tenant_id=TENANT, key=k, value=v) for k, v in task_labels.items()]
+        Task.objects.bulk_create(tasks)
+        TaskLabel.objects.bulk_create(labels)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--database", default="jobsched_bench_labels")
+    parser.add_argument("--tasks", type=int, default=20_000)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--output", type=Path, default=Path("docs/bench/label_list.json"))
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+    import django
+
+    django.setup()
+    from bench.database import use_database
+    from tasks.selectors import task_page
+
+    use_database(args.database)
+    _fill(args.tasks)
+    cases = {
+        "all": None,
+        "env=prod": {"env": "prod"},
+        "team=rare": {"team": "rare"},
+        "env=prod,team=rare": {"env": "prod", "team": "rare"},
+    }
+    result: dict[str, object] = {"tasks": args.tasks, "samples": args.samples, "limit": 50}
+    for name, labels in cases.items():
+        samples = []
+        for _ in range(args.samples):
+            began = time.perf_counter()
+            rows, _ = task_page(tenant_id=TENANT, before=None, limit=50, labels=labels)
+            samples.append((time.perf_counter() - began) * 1000)
+        result[name] = {
+            "rows": len(rows),
+            "p50_ms": round(_percentile(samples, 0.5), 2),
+            "p99_ms": round(_percentile(samples, 0.99), 2),
+            "mean_ms": round(statistics.fmean(samples), 2),
+        }
+        print(f"{name:>20}: {result[name]}")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
