@@ -88,7 +88,8 @@ def tasks_import_plan(
     planned: list[PlannedLine] = []
     for number, data in parsed:
         prefix = f"lines[{number}]"
-        same_name = existing.get(data.get("name"), []) if isinstance(data.get("name"), str) else []
+        name = data.get("name")
+        same_name = existing.get(name, []) if isinstance(name, str) else []
         if len(same_name) > 1:
             errors[f"{prefix}.name"] = [f"{len(same_name)} live tasks have this name; rename or delete all but one"]
             continue

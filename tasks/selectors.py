@@ -27,10 +27,10 @@ def task_page(
     """
     query = Task.objects.filter(tenant_id=tenant_id, status__in=LIVE_STATUSES)
     for key, value in (labels or {}).items():
-        rows = TaskLabel.objects.filter(tenant_id=tenant_id, key=key, value=value)
+        labelled = TaskLabel.objects.filter(tenant_id=tenant_id, key=key, value=value)
         if before is not None:
-            rows = rows.filter(task_id__lt=before)
-        query = query.filter(pk__in=rows.values("task_id"))
+            labelled = labelled.filter(task_id__lt=before)
+        query = query.filter(pk__in=labelled.values("task_id"))
     if before is not None:
         query = query.filter(pk__lt=before)
     rows = list(query.order_by("-pk")[: limit + 1])

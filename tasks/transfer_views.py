@@ -46,7 +46,8 @@ class JsonLinesParser(BaseParser):
 
     media_type = JSON_LINES
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> list[Any]:
+    # The lines as a list, which request.data then is (DRF's stubs type parse() as a mapping).
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> list[Any]:  # type: ignore[override]
         try:
             text = stream.read().decode("utf-8")
         except UnicodeDecodeError:
