@@ -1,5 +1,8 @@
 """Requests without a valid token, counted per client address (settings.ANONYMOUS_THROTTLE_RATE).
 
+The counts live in their own cache (ANONYMOUS_THROTTLE_CACHE_URL), per process by
+default: an unauthenticated flood must not become writes on the queue's MySQL.
+
 DRF's throttles run after authentication and permissions, so a request refused
 there (no token, a forged or expired one) is never counted: an unauthenticated
 flood costs a verification, a log line and a metric each, unbounded. The
@@ -10,6 +13,7 @@ token never spends or meets this budget.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from django.conf import settings
@@ -36,15 +40,28 @@ def client_address(request: Any) -> str:
 class AnonymousRateThrottle(SimpleRateThrottle):
     scope = "anonymous"
 
-    @property  # type: ignore[override]  # DRF declares `cache` a class attribute; the shared store is chosen at call time
+    @property  # type: ignore[override]  # DRF declares `cache` a class attribute; the store is chosen at call time
     def cache(self):
-        return caches["throttle"]  # shared by every process, as the tenant throttle's
+        return caches["anonymous_throttle"]  # ANONYMOUS_THROTTLE_CACHE_URL: per process unless shared
 
     def get_rate(self) -> str | None:
         return settings.ANONYMOUS_THROTTLE_RATE or None
 
     def get_cache_key(self, request: Any, view: Any) -> str | None:
-        return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
+        return self.cache_format % {"scope": self.scope, "ident": budget_key(client_address(request))}
+
+
+def budget_key(address: str) -> str:
+    """An IPv6 address counts by its /64 (one subscriber's block), or it could pick a fresh budget per request."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address[:64]
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)
 
 
 def spend(request: Any) -> None:

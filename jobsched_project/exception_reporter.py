@@ -15,7 +15,17 @@ import re
 from django.views.debug import SafeExceptionReporterFilter
 
 
+# user:password@ in any URL, wherever it stands (a cache's LOCATION holds THROTTLE_CACHE_URL whole).
+_CREDENTIALS_IN_URL = re.compile(r"(?<=://)[^/@\s]*@")
+
+
 class ConnectionUrlHidingFilter(SafeExceptionReporterFilter):
-    """Django's filter, also hiding settings and META entries named like a URL or a DSN."""
+    """Django's filter, also hiding settings and META entries named like a URL or a DSN, and credentials in URLs."""
 
     hidden_settings = re.compile(SafeExceptionReporterFilter.hidden_settings.pattern + "|URL|DSN", flags=re.IGNORECASE)
+
+    def cleanse_setting(self, key, value):
+        cleansed = super().cleanse_setting(key, value)
+        if isinstance(cleansed, str):
+            return _CREDENTIALS_IN_URL.sub(f"{self.cleansed_substitute}@", cleansed)
+        return cleansed

@@ -91,12 +91,44 @@ def _mask_pairs(text: str) -> str:
     for match in _NAME_AND_SEPARATOR.finditer(text):
         if match.start() < done or not is_secret_name(match.group("name")):
             continue
-        value = _PAIR_VALUE.match(text, match.end())
-        if value is None:
-            continue
-        out += [text[done : match.end()], MASK]
-        done = value.end()
+        start = match.end()
+        if start < len(text) and text[start] in "{[":
+            end = _container_end(text, start)  # a credential's object or array (JSON masked as text): all of it
+        else:
+            value = _PAIR_VALUE.match(text, start)
+            if value is None:
+                continue
+            end = value.end()
+        out += [text[done:start], MASK]
+        done = end
     return "".join(out) + text[done:]
+
+
+def _container_end(text: str, start: int) -> int:
+    """Where the `{...}` or `[...]` opening at `start` closes (brackets inside strings skipped); the end if never.
+
+    One pass, no recursion: it serves JSON too deep to parse.
+    """
+    depth = 0
+    quoted = escaped = False
+    for index in range(start, len(text)):
+        char = text[index]
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(text)
 
 
 def mask_headers(headers: Any) -> dict[str, str]:

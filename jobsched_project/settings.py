@@ -359,9 +359,15 @@ _throttle_cache = _setting("THROTTLE_CACHE_URL", env.cache_url, "dbcache://jobsc
 # One row per tenant that sent a request within the rate's period. Past MAX_ENTRIES (Django's
 # default: 300) every write would drop a third of all tenants' counts, so the limit is far away.
 _throttle_cache.setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", 100_000)
+# The anonymous budget's counts: per process by default, so a flood without a token never
+# reaches the queue's MySQL (the database cache costs a COUNT(*) and a write per request);
+# a Redis URL shares them across processes and pods. Bounded: the oldest addresses are culled.
+_anonymous_cache = _setting("ANONYMOUS_THROTTLE_CACHE_URL", env.cache_url, "locmemcache://")
+_anonymous_cache.setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", 10_000)
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "throttle": _throttle_cache,
+    "anonymous_throttle": _anonymous_cache,
 }
 
 # JWT verification: tenants' tokens come from their identity provider; HS256 with

@@ -67,8 +67,10 @@ def pytest_sessionfinish(session, exitstatus):
 def _fresh_throttle_counts():
     """Each test starts with empty per-tenant throttle counters (the test settings keep them in memory)."""
     caches["throttle"].clear()
+    caches["anonymous_throttle"].clear()
     yield
     caches["throttle"].clear()
+    caches["anonymous_throttle"].clear()
 
 
 @pytest.fixture

@@ -52,3 +52,12 @@ def test_an_untrusted_peer_cannot_pick_its_budget_with_x_forwarded_for(client):
     for i in range(2):
         assert client.get(TASKS, REMOTE_ADDR="198.51.100.30", HTTP_X_FORWARDED_FOR=f"192.0.2.{i}").status_code == 401
     assert client.get(TASKS, REMOTE_ADDR="198.51.100.30", HTTP_X_FORWARDED_FOR="192.0.2.99").status_code == 429
+
+
+@pytest.mark.django_db
+@override_settings(ANONYMOUS_THROTTLE_RATE="2/minute")
+def test_an_ipv6_client_cannot_pick_a_fresh_budget_inside_its_64(client):
+    for i in range(2):
+        assert client.get(TASKS, REMOTE_ADDR=f"2001:db8:1:2::{i + 1}").status_code == 401
+    assert client.get(TASKS, REMOTE_ADDR="2001:db8:1:2:ffff::9").status_code == 429
+    assert client.get(TASKS, REMOTE_ADDR="2001:db8:1:3::1").status_code == 401  # another /64

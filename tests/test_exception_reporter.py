@@ -25,6 +25,15 @@ def debug_page(settings):
     settings.DATABASE_URL = DATABASE_URL
     settings.THROTTLE_CACHE_URL = f"redis://:{PASSWORD}@cache.internal:6379/0"
     settings.SENTRY_DSN = f"https://{PASSWORD}@sentry.internal/1"
+    # Where the URLs really end up: django-environ copies each into a nested setting's LOCATION/PASSWORD.
+    settings.CACHES = {
+        **settings.CACHES,
+        "shared": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": f"redis://:{PASSWORD}@cache.internal:6379/0",
+        },
+    }
+    settings.LOGGING_EXTRA = [f"amqp://user:{PASSWORD}@mq.internal/"]
 
 
 @pytest.mark.parametrize("accept", ["text/html", "text/plain"])

@@ -126,3 +126,16 @@ def test_a_credential_the_bound_cuts_is_not_shown_in_part(straddling):
 
 def test_an_unterminated_quoted_value_is_masked_to_the_end():
     assert mask_body(f'note: ok, password: "{CREDENTIAL} and the rest') == f"note: ok, password: {MASK}"
+
+
+def test_a_credentials_object_or_array_in_json_too_deep_to_parse_is_masked_whole():
+    """Masked as text (too deep), a secret-named key's object or array goes whole, not only its first character."""
+    pad = "[" * 40 + "]" * 40
+    body = (
+        '{"credentials": {"user": "svc", "value": "S3CRET-VALUE", "x": "a}b"}, '
+        '"api_keys": ["AKIA-SECRET-1", ["AKIA-SECRET-2"]], "note": "kept", "pad": ' + pad + "}"
+    )
+    masked = mask_body(body)
+    assert "S3CRET-VALUE" not in masked and "AKIA-SECRET" not in masked
+    assert '"note": "kept"' in masked
+    assert masked.count(MASK) == 2
