@@ -14,7 +14,6 @@ import re
 
 from django.views.debug import SafeExceptionReporterFilter
 
-
 # user:password@ in any URL, wherever it stands (a cache's LOCATION holds THROTTLE_CACHE_URL whole).
 _CREDENTIALS_IN_URL = re.compile(r"(?<=://)[^/@\s]*@")
 
