@@ -17,6 +17,7 @@ that a new connection is closed at once (300 idle connections held 300 threads).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
@@ -129,9 +130,12 @@ class _CappedServer(ThreadingHTTPServer):
     # for SYN retransmits (seconds) instead of being accepted and closed at once.
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], handler: type[_Handler], *, max_connections: int) -> None:
+    def __init__(
+        self, address: tuple[str, int], handler: type[_Handler], *, max_connections: int, deadline: float
+    ) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self._slots = threading.BoundedSemaphore(max_connections)
+        self._deadline = deadline
         super().__init__(address, handler)
 
     def process_request(self, request, client_address) -> None:
@@ -147,10 +151,21 @@ class _CappedServer(ThreadingHTTPServer):
             raise
 
     def process_request_thread(self, request, client_address) -> None:
+        # The whole connection's deadline: the handler's timeout bounds each read, so a client sending
+        # a byte just inside it would hold its slot for ever (and the cap would refuse the kubelet).
+        cut = threading.Timer(self._deadline, _shut, args=(request,))
+        cut.daemon = True
+        cut.start()
         try:
             super().process_request_thread(request, client_address)
         finally:
+            cut.cancel()
             self._slots.release()
+
+
+def _shut(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed by the handler
+        connection.shutdown(socket.SHUT_RDWR)
 
 
 class HealthServer:
@@ -166,13 +181,14 @@ class HealthServer:
         max_connections: int | None = None,
     ) -> None:
         host = settings.WORKER_METRICS_HOST if host is None else host
-        # StreamRequestHandler sets it on each connection: a read or write that waits longer ends it.
+        # Each read or write that waits longer ends the connection, and so does the connection lasting longer.
         timeout = settings.WORKER_METRICS_TIMEOUT_SECONDS if timeout is None else timeout
         handler = type("HeartbeatHandler", (_Handler,), {"heartbeat": heartbeat, "timeout": timeout})
         self._server = _CappedServer(
             (host, port),
             handler,
             max_connections=settings.WORKER_METRICS_MAX_CONNECTIONS if max_connections is None else max_connections,
+            deadline=timeout,
         )
         host_bound, port_bound = self._server.server_address[:2]
         self.address = (str(host_bound), int(port_bound))  # port 0 becomes the port the system picked

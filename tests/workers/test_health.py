@@ -207,3 +207,24 @@ def test_the_bind_setting_is_honoured(settings):
             socket.create_connection(("127.0.0.1", server.port), timeout=2).close()
     finally:
         server.close()
+
+
+def test_a_client_dripping_its_request_is_cut_at_the_deadline_and_probes_get_through(capped):
+    """Slowloris: a header line every 0.5 s never trips a per-read timeout (1.5 s); the whole connection's does."""
+    conns = _idle_connections(capped.port, 4)  # every slot
+    for conn in conns:
+        conn.sendall(b"GET /healthz HTTP/1.1\r\n")
+    started = time.monotonic()
+    try:
+        while (still := _still_open_after(conns, 0.5)) and time.monotonic() - started < 6:
+            for conn in still:
+                try:
+                    conn.sendall(b"X-Drip: 1\r\n")
+                except OSError:
+                    pass
+        assert not still, "a dripping client kept its slot past the deadline"
+        assert time.monotonic() - started < 4
+        assert _get(capped.port, "/healthz")[0] == 200
+    finally:
+        for conn in conns:
+            conn.close()
