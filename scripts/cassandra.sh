@@ -110,6 +110,7 @@ jvm_options() {
     "-Dcassandra.logdir=$LOGS" "-Dcassandra.storagedir=$STATE" "-Dcassandra.triggers_dir=$STATE/triggers" \
     -Dcassandra-foreground=yes \
     -Dcassandra.skip_wait_for_gossip_to_settle=0 -Dcassandra.ring_delay_ms=100 \
+    -Dcassandra.load_ring_state=false \
     -Dcassandra.superuser_setup_delay_ms=0 -Dcassandra.test.ignore_sigar=true \
     -Dio.netty.tryReflectionSetAccessible=true \
     -Dio.netty.allocator.useCacheForAllThreads=true -Dio.netty.allocator.maxOrder=11 \
