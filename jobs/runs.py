@@ -21,6 +21,7 @@ from jobs.delivery import our_headers
 from jobs.queue import bind_run_request, insert_run_now_job, run_request_job
 from jobsched_project.ids import new_id
 from signing.selectors import signing_keys
+from tasks.headers import SIGNATURE_HEADER
 from tasks.models import Task, TaskStatus
 from tasks.selectors import LIVE_STATUSES, task_secret_found
 from tasks.targets import dial_verdict
@@ -81,6 +82,9 @@ class DryRun:
     secret_found: bool | None  # None: the task names no secret; False: the call would fail "secret unavailable"
 
 
+SIGNING_UNAVAILABLE = "<unavailable: a signing secret does not open; a run would fail and be retried>"
+
+
 def task_dry_run(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = None) -> DryRun:
     """The request a run now would send at this instant (credential masked), and the egress verdict; sends nothing.
 
@@ -92,7 +96,7 @@ def task_dry_run(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = N
     if task is None:
         raise RunTaskNotFound(str(task_id))
     now = now or datetime.now(UTC)
-    keys = signing_keys(tenant_ids=[tenant_id]).get(tenant_id, []) or []  # None: a secret does not open
+    keys = signing_keys(tenant_ids=[tenant_id]).get(tenant_id, [])
     headers = dict(task.http_headers)
     headers.update(
         our_headers(
@@ -102,11 +106,13 @@ def task_dry_run(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = N
             sent_at=now,
             timeout_seconds=task.timeout_seconds,
             secret=MASK if task.secret_ref else None,
-            signing_keys=keys,
+            signing_keys=keys or [],
             body=task.http_body.encode(),
             withhold_signature=True,
         )
     )
+    if keys is None:  # a signing secret does not open: the executor fails the call (retried), never unsigned
+        headers[SIGNATURE_HEADER] = SIGNING_UNAVAILABLE
     verdict, detail = dial_verdict(task.http_url)
     return DryRun(
         method=task.http_method,

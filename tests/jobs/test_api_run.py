@@ -142,6 +142,20 @@ def test_dry_run_during_a_rotation_shows_one_withheld_signature_per_live_secret(
     assert headers["webhook-signature"] == "v1,<withheld> v1,<withheld>"
 
 
+def test_dry_run_says_signing_is_unavailable_when_a_signing_secret_does_not_open(client, fake_dns, settings):
+    """Not "unsigned": the executor would fail such a call and retry it, and the dry run says so."""
+    from cryptography.fernet import Fernet
+
+    signing_secret_create(tenant_id="tenant-a")
+    settings.SECRETS_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
+    task = make_task()
+
+    answer = client.post(f"/v1/tasks/{task.pk}/dry-run").json()
+
+    assert answer["request"]["headers"]["webhook-signature"].startswith("<unavailable")
+    assert answer["signed"] is False
+
+
 @pytest.mark.parametrize(
     "url, verdict",
     [

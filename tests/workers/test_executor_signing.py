@@ -140,3 +140,21 @@ def test_a_signing_secret_that_no_longer_opens_fails_the_attempt_and_is_retried_
     job = Job.objects.get(id=ids[0])
     assert ERROR_SIGNING in job.error
     assert job.next_attempt_at > db_now()  # retried after the backoff, not dropped
+
+
+@pytest.mark.django_db
+def test_a_secret_that_does_not_open_is_remembered_for_the_ttl_not_read_again_per_claim(settings):
+    from cryptography.fernet import Fernet
+
+    signing_secret_create(tenant_id="tenant-a")
+    settings.SECRETS_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
+    now = [0.0]
+    keys = SigningKeys(ttl_seconds=10, clock=lambda: now[0])
+    keys.refresh(["tenant-a"])
+    keys.refresh(["tenant-a"])
+    assert keys.loads == 1
+    with pytest.raises(Exception, match="tenant-a"):
+        keys.keys_for("tenant-a")
+    now[0] = 10.0
+    keys.refresh(["tenant-a"])
+    assert keys.loads == 2

@@ -42,6 +42,7 @@ class SigningKeys:
         # tenant -> (loaded at, keys newest first, or None: the load failed). Replaced whole per entry,
         # so the event loop thread reading it never sees a half-written value.
         self._entries: dict[str, tuple[float, list[bytes] | None]] = {}
+        self._load_failed: set[str] = set()  # tenants whose None came from a failed query, not a closed secret
         self.loads = 0  # queries run (for tests and metrics)
 
     def refresh(self, tenant_ids: Iterable[str]) -> None:
@@ -50,7 +51,9 @@ class SigningKeys:
         stale = {
             tenant
             for tenant in tenant_ids
-            if (entry := self._entries.get(tenant)) is None or entry[1] is None or now - entry[0] >= self._ttl
+            if (entry := self._entries.get(tenant)) is None
+            or (entry[1] is None and tenant in self._load_failed)
+            or now - entry[0] >= self._ttl
         }
         if not stale:
             return
@@ -62,8 +65,11 @@ class SigningKeys:
             logger.warning("signing keys not loaded", extra={"event": "signing_keys_failed", "error": str(exc)})
             for tenant in stale:
                 self._entries[tenant] = (now, None)
+            self._load_failed |= stale  # retried at the next claim: the database may be back
             return
+        self._load_failed -= stale
         for tenant in stale:
+            # None: a secret that does not open; kept for the TTL like keys, not re-read (and re-logged) per claim.
             self._entries[tenant] = (now, loaded.get(tenant, []))
 
     def keys_for(self, tenant_id: str) -> list[bytes]:
