@@ -84,7 +84,8 @@ class Task(models.Model):
     request_sha256 = models.CharField(max_length=64, null=True, blank=True)
     secret_ref = models.CharField(max_length=255, null=True, blank=True)
     # The tenant's labels (tasks.labels); mirrored row by row in task_labels for the filtered list.
-    labels = models.JSONField(default=dict, blank=True)
+    # db_default: the scheduler's and the benches' raw INSERTs name only the columns they set.
+    labels = models.JSONField(default=dict, blank=True, db_default=models.Value("{}"))
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
