@@ -21,20 +21,7 @@ from django.core.cache import caches
 from rest_framework import exceptions
 from rest_framework.throttling import SimpleRateThrottle
 
-
-def client_address(request: Any) -> str:
-    """The peer's address, or the one a trusted proxy (FORWARDED_ALLOW_IPS) saw: X-Forwarded-For's last entry.
-
-    The last entry is the one the proxy itself appended; earlier ones are the client's to forge.
-    """
-    peer = request.META.get("REMOTE_ADDR", "")
-    trusted = settings.FORWARDED_ALLOW_IPS
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    if forwarded and ("*" in trusted or peer in trusted):
-        last = forwarded.rsplit(",", 1)[-1].strip()
-        if last:
-            return last[:64]
-    return peer
+from jobsched_project.proxies import client_address
 
 
 class AnonymousRateThrottle(SimpleRateThrottle):

@@ -252,6 +252,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every later reader of X-Forwarded-* or the proxy's https header sees them only from a proxy.
+    "jobsched_project.proxies.UntrustedProxyHeadersMiddleware",
     # Probes and /metrics first: answered whatever the Host header (see jobsched_project/health.py).
     "jobsched_project.health.ProbeMiddleware",
     "jobsched_project.request_ids.RequestIdMiddleware",
@@ -307,6 +309,11 @@ SECURE_SSL_REDIRECT = _strict_bool("SECURE_SSL_REDIRECT", not DEBUG)
 # the proxies' addresses whose X-Forwarded-* gunicorn and the anonymous throttle trust.
 SECURE_PROXY_SSL_HEADER = _proxy_ssl_header("SECURE_PROXY_SSL_HEADER")
 FORWARDED_ALLOW_IPS = _proxy_addresses("FORWARDED_ALLOW_IPS")
+if SECURE_PROXY_SSL_HEADER and not FORWARDED_ALLOW_IPS:
+    raise ImproperlyConfigured(
+        "SECURE_PROXY_SSL_HEADER: trusted only from the proxies in FORWARDED_ALLOW_IPS, which is empty "
+        "(name the proxy's addresses, or * where nothing but the proxy reaches the API)"
+    )
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SECURE_HSTS_SECONDS = _non_negative("SECURE_HSTS_SECONDS", env.int, 0 if DEBUG else 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG

@@ -61,3 +61,16 @@ def test_an_ipv6_client_cannot_pick_a_fresh_budget_inside_its_64(client):
         assert client.get(TASKS, REMOTE_ADDR=f"2001:db8:1:2::{i + 1}").status_code == 401
     assert client.get(TASKS, REMOTE_ADDR="2001:db8:1:2:ffff::9").status_code == 429
     assert client.get(TASKS, REMOTE_ADDR="2001:db8:1:3::1").status_code == 401  # another /64
+
+
+@pytest.mark.django_db
+@override_settings(
+    SECURE_SSL_REDIRECT=True,
+    SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https"),
+    FORWARDED_ALLOW_IPS=["10.1.1.1"],
+)
+def test_the_proxys_https_header_counts_only_from_the_proxy(client):
+    from_proxy = client.get(TASKS, REMOTE_ADDR="10.1.1.1", HTTP_X_FORWARDED_PROTO="https")
+    assert from_proxy.status_code == 401  # taken as https: no redirect
+    direct = client.get(TASKS, REMOTE_ADDR="198.51.100.40", HTTP_X_FORWARDED_PROTO="https")
+    assert direct.status_code == 301  # a client's own claim of https is dropped

@@ -213,7 +213,12 @@ def test_proxy_headers_are_trusted_only_when_the_operator_says_a_proxy_overwrite
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("FORWARDED_ALLOW_IPS", "10.0.0.0/8"), ("FORWARDED_ALLOW_IPS", "proxy"), ("SECURE_PROXY_SSL_HEADER", "X Proto")],
+    [
+        ("FORWARDED_ALLOW_IPS", "10.0.0.0/8"),
+        ("FORWARDED_ALLOW_IPS", "proxy"),
+        ("SECURE_PROXY_SSL_HEADER", "X Proto"),
+        ("SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto"),  # with no FORWARDED_ALLOW_IPS: from no one
+    ],
 )
 def test_a_bad_proxy_setting_stops_the_process_naming_it(name, value):
     result = _manage("check", env={**PRODUCTION_LIKE, name: value})
