@@ -14,10 +14,13 @@ token never spends or meets this budget.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import caches
+from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 from rest_framework import exceptions
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -58,3 +61,24 @@ def spend(request: Any) -> None:
         return
     if not throttle.allow_request(request, None):  # type: ignore[arg-type]  # the view is unused by this throttle
         raise exceptions.Throttled(throttle.wait())
+
+
+class AdminLoginThrottleMiddleware:
+    """The support console's login POSTs spend the same per-address budget: each costs a password hash.
+
+    Django's login hashes the password (PBKDF2, about a million rounds) even for an unknown
+    user, so an unthrottled form is the cheapest way to load an API pod.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.method == "POST" and request.path == reverse("admin:login"):
+            throttle = AnonymousRateThrottle()
+            if throttle.rate is not None and not throttle.allow_request(request, None):  # type: ignore[arg-type]  # no view
+                wait = throttle.wait()
+                response = HttpResponse("Too many sign-in attempts; try again later.", status=429)
+                response["Retry-After"] = str(max(1, int(wait or 1)))
+                return response
+        return self.get_response(request)

@@ -74,3 +74,15 @@ def test_the_proxys_https_header_counts_only_from_the_proxy(client):
     assert from_proxy.status_code == 401  # taken as https: no redirect
     direct = client.get(TASKS, REMOTE_ADDR="198.51.100.40", HTTP_X_FORWARDED_PROTO="https")
     assert direct.status_code == 301  # a client's own claim of https is dropped
+
+
+@pytest.mark.django_db
+@override_settings(ANONYMOUS_THROTTLE_RATE="2/minute")
+def test_the_consoles_login_form_spends_the_address_budget(client):
+    form = {"username": "nobody", "password": "wrong"}
+    for _ in range(2):
+        assert client.post("/admin/login/", form, REMOTE_ADDR="198.51.100.50").status_code == 200  # the form again
+    refused = client.post("/admin/login/", form, REMOTE_ADDR="198.51.100.50")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert client.get("/admin/login/", REMOTE_ADDR="198.51.100.50").status_code == 200  # the page still shows
+    assert client.post("/admin/login/", form, REMOTE_ADDR="198.51.100.51").status_code == 200
