@@ -10,7 +10,8 @@ export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 .PHONY: run test venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
 	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
-	bench-result-write cassandra cassandra-stop clean
+	bench-result-write cassandra cassandra-stop vitess vitess-stop vitess-migrate test-vitess \
+	bench-vitess clean
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -131,6 +132,32 @@ bench-dashboard: venv
 ## of 500); figures on stdout and in .bench/result_write.json. Own database (jobsched_console_bench).
 bench-result-write: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.result_write --log-entries 0 --rounds 40 $(BENCH_ARGS)
+
+## make vitess: the local Vitess cluster (scripts/vitess.sh): keyspace jobsched (Django's tables) and
+## jobsched_tenants (2 shards by xxhash(tenant_id)), vtgate on 127.0.0.1; binaries built once
+## (~/.cache/jobsched-vitess/<version>, copied into .local/vitess/bin); idempotent.
+vitess: os-packages-test
+	scripts/vitess.sh start
+
+vitess-stop:
+	scripts/vitess.sh stop
+
+## make vitess-migrate: the vschema (services/vitess/schema) and Django's migrations through vtgate.
+vitess-migrate: venv vitess
+	DATABASE_URL=mysql://root@127.0.0.1:$$(scripts/vitess.sh env | sed -n 's/^VITESS_VTGATE_PORT=//p')/@primary \
+		DATABASE_VITESS=1 $(PY) manage.py migrate_vitess
+
+## make test-vitess: the sharded queue on the real cluster (tests/vitess): the API through vtgate,
+## one loop set per shard, a receiver on 127.0.0.1. No test is skipped.
+test-vitess: venv vitess
+	eval "$$(scripts/vitess.sh env)" && export VITESS_VTGATE_PORT && \
+		DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m pytest -p no:cacheprovider tests/vitess $(PYTEST_ARGS)
+
+## make bench-vitess: the 30,000-call burst on two shards (a loop set per shard) beside the single
+## primary, in one session; figures on stdout and in .bench/vitess.json.
+bench-vitess: venv vitess services
+	eval "$$(scripts/vitess.sh env)" && export VITESS_VTGATE_PORT && \
+		DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.vitess $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)
