@@ -225,7 +225,7 @@ start() {
     --tablet-hostname 127.0.0.1 --mysql-server-version "$server_version-Vitess" \
     --keyspaces jobsched,jobsched_tenants --num-shards 1,2 --replica-count 1 --rdonly-count 0 \
     --schema-dir "$SERVICE/schema" --extra-my-cnf "$STATE/extra.cnf" \
-    --vschema-ddl-authorized-users % --charset utf8mb4 \
+    --vschema-ddl-authorized-users % --charset utf8mb4 --gateway-initial-tablet-timeout 5s \
     </dev/null >>"$LOG" 2>&1 &
   local child=$!
   echo "$child" >"$PIDFILE"
