@@ -144,14 +144,17 @@ vitess-stop:
 
 ## make vitess-migrate: the vschema (services/vitess/schema) and Django's migrations through vtgate.
 vitess-migrate: venv vitess
-	DATABASE_URL=mysql://root@127.0.0.1:$$(scripts/vitess.sh env | sed -n 's/^VITESS_VTGATE_PORT=//p')/@primary \
-		DATABASE_VITESS=1 $(PY) manage.py migrate_vitess
+	eval "$$(scripts/vitess.sh env)" && \
+	DATABASE_URL=mysql://root@127.0.0.1:$$VITESS_VTGATE_PORT/@primary DATABASE_VITESS=1 $(PY) manage.py migrate_vitess
 
 ## make test-vitess: the sharded queue on the real cluster (tests/vitess): the API through vtgate,
 ## one loop set per shard, a receiver on 127.0.0.1. No test is skipped.
 test-vitess: venv vitess
-	eval "$$(scripts/vitess.sh env)" && export VITESS_VTGATE_PORT && \
-		DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m pytest -p no:cacheprovider tests/vitess $(PYTEST_ARGS)
+	eval "$$(scripts/vitess.sh env)" && \
+	export DATABASE_URL=mysql://root@127.0.0.1:$$VITESS_VTGATE_PORT/@primary DATABASE_VITESS=1 \
+		DJANGO_SETTINGS_MODULE=tests.settings && \
+	$(PY) manage.py migrate_vitess && \
+	$(PY) -m pytest -p no:cacheprovider tests/vitess $(PYTEST_ARGS)
 
 ## make bench-vitess: the 30,000-call burst on two shards (a loop set per shard) beside the single
 ## primary, in one session; figures on stdout and in .bench/vitess.json.
