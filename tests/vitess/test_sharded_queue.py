@@ -10,7 +10,6 @@ from __future__ import annotations
 import signal
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from django.db import connection
 
 from jobs.models import Job, JobStatus
@@ -52,12 +51,17 @@ def test_every_call_on_both_shards_fires_once_with_its_headers_and_is_archived_o
         # The API's inserts went to each tenant's own shard, and only there.
         for shard, tenants in tenants_by_shard.items():
             stored = {row[0] for row in rows_on_shard(shard, "SELECT DISTINCT tenant_id FROM tasks")}
-            assert set(tenants) <= stored and not (stored & {t for s, ts in tenants_by_shard.items() if s != shard for t in ts})
+            assert set(tenants) <= stored and not (
+                stored & {t for s, ts in tenants_by_shard.items() if s != shard for t in ts}
+            )
 
         with loop_sets(_envs(shard_urls, allow), tmp_path):
             wait_until(lambda: len(receiver.received()) >= len(made), timeout=60, what="every call")
-            wait_until(lambda: not Job.objects.filter(task_id__in=[m[2] for m in made.values()]).exists(), timeout=60,
-                       what="archiving on both shards")
+            wait_until(
+                lambda: not Job.objects.filter(task_id__in=[m[2] for m in made.values()]).exists(),
+                timeout=60,
+                what="archiving on both shards",
+            )
             calls = receiver.received()
             assert sorted(call.path for call in calls) == sorted(made), "each call exactly once"
             for call in calls:
@@ -86,9 +90,8 @@ def test_a_killed_executors_jobs_are_recovered_by_its_shards_reconciler_while_th
             for n in range(3)
         ]
         later = _due_in(14)
-        on_time = [
-            one_shot(tenant_client(healthy_tenant), f"later {n}", receiver.url(f"/later/{n}"), later) for n in range(3)
-        ]
+        for n in range(3):
+            one_shot(tenant_client(healthy_tenant), f"later {n}", receiver.url(f"/later/{n}"), later)
         envs = _envs(shard_urls, allow)
         with loop_sets(envs, tmp_path) as loops:
             wait_until(lambda: len(receiver.received("/hang-on-attempt/1")) == 3, timeout=60, what="the hung calls")
@@ -108,7 +111,8 @@ def test_a_killed_executors_jobs_are_recovered_by_its_shards_reconciler_while_th
             assert {job.error for job in hung} == {"lease expired"}
             loops[broken]["executor"] = start_loop(broken, "executor", envs[broken], tmp_path)
             wait_until(
-                lambda: set(hung.values_list("status", "attempt")) == {(JobStatus.SUCCEEDED, 2)}, timeout=60,
+                lambda: set(hung.values_list("status", "attempt")) == {(JobStatus.SUCCEEDED, 2)},
+                timeout=60,
                 what="the retried calls",
             )
             wait_until(lambda: len(receiver.received()) >= 9, timeout=60, what="the healthy shard's calls")
@@ -120,22 +124,30 @@ def test_a_killed_executors_jobs_are_recovered_by_its_shards_reconciler_while_th
 
 
 def test_a_late_result_through_vtgate_is_fenced_and_the_other_shard_is_untouched(tenants_by_shard):
-    (shard, tenants), (other_shard, other_tenants) = tenants_by_shard.items()
+    (shard, tenants), (_, other_tenants) = tenants_by_shard.items()
     past = db_now() - timedelta(seconds=1)
     job = make_job(make_task(tenant_id=tenants[1], run_at=past), scheduled_at=past)
     elsewhere = make_job(make_task(tenant_id=other_tenants[1], run_at=past), scheduled_at=past)
     with on_shard(shard):  # the executor's and the reconciler's session: vtgate, targeting one shard
         (first,) = [j for j in claim_due(worker_id="w-a", limit=100, lookahead_seconds=1) if j.id == job.id]
         with connection.cursor() as cursor:
-            cursor.execute("UPDATE jobs SET lease_expires_at = NOW(3) - INTERVAL 1 SECOND WHERE id = %s", [job.id.bytes])
+            cursor.execute(
+                "UPDATE jobs SET lease_expires_at = NOW(3) - INTERVAL 1 SECOND WHERE id = %s", [job.id.bytes]
+            )
         assert sweep_expired_leases(limit=100) == 1
         (second,) = [j for j in claim_due(worker_id="w-b", limit=100, lookahead_seconds=1) if j.id == job.id]
         assert (first.attempt, second.attempt) == (1, 2)
 
         def result(claimed, status):
-            return decide(job_id=claimed.id, attempt=claimed.attempt, max_attempts=claimed.max_attempts,
-                          backoff_base_seconds=claimed.backoff_base_seconds, http_status=status, error=None,
-                          response_body="late" if claimed is first else "ok")
+            return decide(
+                job_id=claimed.id,
+                attempt=claimed.attempt,
+                max_attempts=claimed.max_attempts,
+                backoff_base_seconds=claimed.backoff_base_seconds,
+                http_status=status,
+                error=None,
+                response_body="late" if claimed is first else "ok",
+            )
 
         late = record_results(worker_id="w-a", results=[result(first, 500)])
         assert late.written == [] and [r.job_id for r in late.dropped] == [job.id]
@@ -144,5 +156,9 @@ def test_a_late_result_through_vtgate_is_fenced_and_the_other_shard_is_untouched
         assert len(record_results(worker_id="w-b", results=[result(second, 200)]).written) == 1
     # Read back through vtgate's routing by tenant: the current attempt's result, the other
     # shard's due job never claimed by this shard's session.
-    assert Job.objects.values_list("status", "attempt", "response_body").get(id=job.id) == (JobStatus.SUCCEEDED, 2, "ok")
+    assert Job.objects.values_list("status", "attempt", "response_body").get(id=job.id) == (
+        JobStatus.SUCCEEDED,
+        2,
+        "ok",
+    )
     assert Job.objects.values_list("status", "attempt").get(id=elsewhere.id) == (JobStatus.PENDING, 0)
