@@ -33,6 +33,14 @@ def vitess_database(django_db_blocker):
         connection.close()
 
 
+@pytest.fixture(autouse=True)
+def empty_tenant_tables(vitess_database):
+    """Each test starts with no tenant rows: another test's due jobs would be fired by its loops."""
+    with connection.cursor() as cursor:
+        for table in vschema.tables()[1]:
+            cursor.execute(f"DELETE FROM `{table}`")
+
+
 def shard_of(tenant_id: str) -> str:
     """The shard holding `tenant_id`'s rows, as vtgate's xxhash vindex maps it."""
     with connection.cursor() as cursor:

@@ -89,14 +89,15 @@ def test_a_killed_executors_jobs_are_recovered_by_its_shards_reconciler_while_th
             one_shot(tenant_client(broken_tenant), f"hang {n}", receiver.url(f"/hang-on-attempt/1?n={n}"), _due_in(4))
             for n in range(3)
         ]
-        later = _due_in(14)
-        for n in range(3):
-            one_shot(tenant_client(healthy_tenant), f"later {n}", receiver.url(f"/later/{n}"), later)
         envs = _envs(shard_urls, allow)
         with loop_sets(envs, tmp_path) as loops:
             wait_until(lambda: len(receiver.received("/hang-on-attempt/1")) == 3, timeout=60, what="the hung calls")
             loops[broken]["executor"].send_signal(signal.SIGKILL)  # no give-back: its claims stay running
             loops[broken]["executor"].wait(10)
+            # Due while the broken shard has no executor and its jobs wait for the sweep.
+            later = _due_in(4)
+            for n in range(3):
+                one_shot(tenant_client(healthy_tenant), f"later {n}", receiver.url(f"/later/{n}"), later)
             hung = Job.objects.filter(task_id__in=[t["id"] for t in hanging])
             assert set(hung.values_list("status", "attempt")) == {(JobStatus.RUNNING, 1)}
             # Time passes for the leases only (timeout + 30 s): the broken shard's reconciler
