@@ -14,6 +14,7 @@ from typing import Any
 
 from django.apps import apps as global_apps
 from django.conf import settings
+from django.db import connections
 
 # RunPython/RunSQL hints for an operation that writes Django's own tables (auth groups and
 # permissions): without a model the router could not tell where it belongs.
@@ -34,15 +35,19 @@ class KeyspaceRouter:
     """Allow each migration only on the keyspace its tables live in; routes nothing at run time."""
 
     def allow_migrate(self, db: str, app_label: str, model_name: str | None = None, **hints: Any) -> bool | None:
-        part = keyspace_part(settings.DATABASES[db]["NAME"])
-        if hints.get("vitess_keyspace"):
-            return hints["vitess_keyspace"] == part
-        model = hints.get("model")
-        if model is None and model_name is not None:
-            try:
-                model = global_apps.get_model(app_label, model_name)
-            except LookupError:  # a model the migrations have since deleted: Django's own apps only
-                return part == "global"
-        if model is None:
-            return None
-        return is_tenant_model(model) == (part == "tenants")
+        return allowed_on(keyspace_part(connections[db].settings_dict["NAME"]), app_label, model_name, **hints)
+
+
+def allowed_on(part: str, app_label: str, model_name: str | None = None, **hints: Any) -> bool | None:
+    """Whether a migration operation belongs on `part` ('global' or 'tenants'); None: no opinion."""
+    if hints.get("vitess_keyspace"):
+        return hints["vitess_keyspace"] == part
+    model = hints.get("model")
+    if model is None and model_name is not None:
+        try:
+            model = global_apps.get_model(app_label, model_name)
+        except LookupError:  # a model the migrations have since deleted: Django's own apps only
+            return part == "global"
+    if model is None:
+        return None
+    return is_tenant_model(model) == (part == "tenants")
