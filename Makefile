@@ -10,7 +10,8 @@ export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 .PHONY: run test test-sdk venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
 	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
-	bench-result-write cassandra cassandra-stop clean test-terraform terraform-docs
+	bench-result-write cassandra cassandra-stop vitess vitess-stop vitess-migrate test-vitess \
+	bench-vitess clean test-terraform terraform-docs
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
 os-packages:
@@ -94,7 +95,7 @@ k8s-validate: venv
 deploy-check: hadolint k8s-validate
 
 typecheck: venv
-	$(VENV)/bin/mypy jobsched_project tasks jobs history workers vault signing bench
+	$(VENV)/bin/mypy jobsched_project tasks jobs history workers vault signing sharding bench
 
 ## make bench: the whole system (run_scheduler, 2 x run_executor, run_reconciler) and Celery + Redis
 ## on the same 30,000 calls due at one second, in one run; figures on stdout and in .bench/system.json,
@@ -165,6 +166,35 @@ terraform-docs: export GOMODCACHE ?= $(CURDIR)/.local/go/mod
 terraform-docs: export GOCACHE ?= $(CURDIR)/.local/go/build
 terraform-docs:
 	cd $(TF_PROVIDER_DIR) && go run ./cmd/gendocs
+
+## make vitess: the local Vitess cluster (scripts/vitess.sh): keyspace jobsched (Django's tables) and
+## jobsched_tenants (2 shards by xxhash(tenant_id)), vtgate on 127.0.0.1; binaries built once
+## (~/.cache/jobsched-vitess/<version>, copied into .local/vitess/bin); idempotent.
+vitess: os-packages-test
+	scripts/vitess.sh start
+
+vitess-stop:
+	scripts/vitess.sh stop
+
+## make vitess-migrate: the vschema (services/vitess/schema) and Django's migrations through vtgate.
+vitess-migrate: venv vitess
+	eval "$$(scripts/vitess.sh env)" && \
+	DATABASE_URL=mysql://root@127.0.0.1:$$VITESS_VTGATE_PORT/@primary DATABASE_VITESS=1 $(PY) manage.py migrate_vitess
+
+## make test-vitess: the sharded queue on the real cluster (tests/vitess): the API through vtgate,
+## one loop set per shard, a receiver on 127.0.0.1. No test is skipped.
+test-vitess: venv vitess
+	eval "$$(scripts/vitess.sh env)" && \
+	export DATABASE_URL=mysql://root@127.0.0.1:$$VITESS_VTGATE_PORT/@primary DATABASE_VITESS=1 \
+		DJANGO_SETTINGS_MODULE=tests.settings && \
+	$(PY) manage.py migrate_vitess && \
+	$(PY) -m pytest -p no:cacheprovider tests/vitess $(PYTEST_ARGS)
+
+## make bench-vitess: the 30,000-call burst on two shards (a loop set per shard) beside the single
+## primary, in one session; figures on stdout and in .bench/vitess.json.
+bench-vitess: venv vitess services
+	eval "$$(scripts/vitess.sh env)" && export VITESS_VTGATE_PORT && \
+		DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.vitess $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV)

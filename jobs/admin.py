@@ -139,9 +139,11 @@ def with_task_name(queryset):
     """Annotate each job with its task's name in the same query (no per-row query).
 
     A correlated subquery rather than select_related: the FK has no constraint, and an
-    INNER JOIN would silently hide a job whose task row is gone.
+    INNER JOIN would silently hide a job whose task row is gone. It names the tenant too (a
+    job's task is its tenant's): behind vtgate that keeps the subquery on the job's shard.
     """
-    return queryset.annotate(task_name=Subquery(Task.objects.filter(pk=OuterRef("task_id")).values("name")[:1]))
+    task = Task.objects.filter(pk=OuterRef("task_id"), tenant_id=OuterRef("tenant_id"))
+    return queryset.annotate(task_name=Subquery(task.values("name")[:1]))
 
 
 class JobPagesAdmin(BoundedReadOnlyAdmin):

@@ -223,6 +223,20 @@ _db["OPTIONS"] = {
     "binary_prefix": True,
     "connect_timeout": 5,
 }
+# DATABASE_URL at vtgate (docs/scaling.md): vtgate refuses Django's SET SESSION TRANSACTION
+# ISOLATION LEVEL on MariaDB (it checks @@transaction_isolation, MariaDB has tx_isolation) and
+# answers @@sql_mode as bytes after a SET, so the shards' mysqld carry the isolation level, the
+# time zone and the sql_mode server-wide instead (services/vitess/my.cnf) and nothing is SET.
+DATABASE_VITESS = _setting("DATABASE_VITESS", env.bool, False)
+if DATABASE_VITESS:
+    _db["OPTIONS"]["isolation_level"] = None  # None, not absent: Django's default is "read committed"
+    del _db["OPTIONS"]["init_command"]
+    _db["ENGINE"] = "sharding.backend"  # no INSERT ... RETURNING: vtgate's parser refuses it
+# The keyspaces (services/vitess/schema): Django's own tables unsharded, the rest by tenant_id.
+VITESS_GLOBAL_KEYSPACE = _setting("VITESS_GLOBAL_KEYSPACE", env.str, "jobsched")
+VITESS_TENANT_KEYSPACE = _setting("VITESS_TENANT_KEYSPACE", env.str, "jobsched_tenants")
+VITESS_SHARDS = _setting("VITESS_SHARDS", env.list, ["-80", "80-"])
+DATABASE_ROUTERS = ["sharding.routers.KeyspaceRouter"] if DATABASE_VITESS else []
 _db["CONN_MAX_AGE"] = _non_negative("DB_CONN_MAX_AGE", env.int, 60)
 if sys.argv[1:2] == ["runserver"]:
     # The development server runs each request on a new thread, and a persistent connection

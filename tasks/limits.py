@@ -24,11 +24,9 @@ from tasks.models import Task, TaskStatus, TenantLimits
 
 # Creates the missing rows and takes an exclusive lock on every row, existing or new, until
 # commit (ON DUPLICATE KEY UPDATE locks the duplicate row X; INSERT IGNORE would take S, and two
-# S holders upgrading to X deadlock).
-_LOCK_ROWS = (
-    "INSERT INTO tenant_limits (tenant_id, note, updated_at) VALUES {rows}"
-    " ON DUPLICATE KEY UPDATE tenant_id = tenant_id"
-)
+# S holders upgrading to X deadlock). The no-op assigns `note`, not the key: behind vtgate
+# tenant_id is the sharding column, which no statement may assign (VT12001).
+_LOCK_ROWS = "INSERT INTO tenant_limits (tenant_id, note, updated_at) VALUES {rows} ON DUPLICATE KEY UPDATE note = note"
 
 
 class ActiveTaskLimitReached(Exception):

@@ -8,6 +8,8 @@ deliberately not granted: it changes a tenant's configuration.
 
 from django.db import migrations
 
+from sharding.routers import GLOBAL_TABLES
+
 GROUP_NAME = "support"
 
 # (app_label, model, codename, name)
@@ -46,4 +48,4 @@ class Migration(migrations.Migration):
         ("contenttypes", "0002_remove_content_type_name"),
     ]
 
-    operations = [migrations.RunPython(create_support_group, delete_support_group)]
+    operations = [migrations.RunPython(create_support_group, delete_support_group, hints=GLOBAL_TABLES)]

@@ -2,6 +2,8 @@
 
 from django.db import migrations
 
+from sharding.routers import GLOBAL_TABLES
+
 # (app_label, model, codename, name)
 PERMISSIONS = [
     ("jobs", "job", "cancel_pending_jobs", "Can cancel pending jobs"),
@@ -48,5 +50,5 @@ class Migration(migrations.Migration):
                 ]
             },
         ),
-        migrations.RunPython(grant, revoke),
+        migrations.RunPython(grant, revoke, hints=GLOBAL_TABLES),
     ]

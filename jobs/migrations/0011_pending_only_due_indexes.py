@@ -83,7 +83,7 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.SeparateDatabaseAndState(
-            database_operations=[migrations.RunPython(forwards, backwards)],
+            database_operations=[migrations.RunPython(forwards, backwards, hints={"model_name": "job"})],
             state_operations=state_operations,
         ),
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 
 from jobs.queue.statements import STATEMENTS
@@ -28,5 +29,6 @@ def delete_archived(records: list[JobRecord]) -> int:
     # Guarded by (id, status, attempt) as read: a job retried by hand since no longer matches.
     guards = [(record.id.bytes, record.status, record.attempt) for record in records]
     with connection.cursor() as cursor:
-        cursor.execute(*STATEMENTS["archive_delete"].bind(rows=guards, columns=("id", "status", "attempt")))
+        statement = STATEMENTS["archive_delete_unhinted" if settings.DATABASE_VITESS else "archive_delete"]
+        cursor.execute(*statement.bind(rows=guards, columns=("id", "status", "attempt")))
         return cursor.rowcount

@@ -126,9 +126,11 @@ def _read_uncommitted_next(cursor: Any) -> None:
     executor, and 11 this way. A dirty hint is harmless: the take locks what it takes (SKIP LOCKED),
     so a job another claim is taking, or the scheduler is still inserting, is passed over there; a
     job another claim is marking running is not offered a share here. Inside an atomic block (a
-    caller's transaction, tests) the level cannot change, and the reads stay as they were.
+    caller's transaction, tests) the level cannot change, and the reads stay as they were. Behind
+    vtgate (DATABASE_VITESS) neither: vtgate turns the statement into SET transaction_isolation,
+    which MariaDB does not know; the hints read committed rows there.
     """
-    if not connection.in_atomic_block:
+    if not connection.in_atomic_block and not settings.DATABASE_VITESS:
         cursor.execute("SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")  # the next transaction only
 
 

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection
 
 from jobs.queue.statements import QUERIES
 
 
 def holds_stats_lock(*, name: str) -> bool:
-    """Take (or keep) the named lock on this session without waiting; True when this session holds it."""
+    """Take (or keep) the named lock on this session without waiting; True when this session holds it.
+
+    Behind vtgate (DATABASE_VITESS) never: a shard-targeted session cannot take GET_LOCK (vttablet
+    wants a reserved connection), so no loop reports the queue gauges there (docs/scaling.md).
+    """
+    if settings.DATABASE_VITESS:
+        return False
     with connection.cursor() as cursor:
         cursor.execute(QUERIES["stats_lock"], {"name": name})
         (held,) = cursor.fetchone()

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.conf import settings
 from django.db import connection, transaction
 
 from jobs.queue.statements import STATEMENTS
@@ -98,6 +99,8 @@ class DeadCounts:
 
 def dead_jobs_by_tenant(*, scan_rows: int, tenants: int) -> DeadCounts:
     """Dead jobs per tenant over at most the newest `scan_rows` dead jobs, the `tenants` with most first."""
+    if settings.DATABASE_VITESS:
+        return _dead_jobs_by_tenant_scattered(scan_rows=scan_rows, tenants=tenants)
     with connection.cursor() as cursor:
         cursor.execute(*STATEMENTS["admin_dead_by_tenant"].bind({"scan_rows": scan_rows, "tenants": tenants}))
         rows = cursor.fetchall()
@@ -105,3 +108,20 @@ def dead_jobs_by_tenant(*, scan_rows: int, tenants: int) -> DeadCounts:
         tenants=[TenantDead(tenant_id=row[0], dead=int(row[1]), oldest=row[2]) for row in rows],
         scanned=int(rows[0][3]) if rows else 0,
     )
+
+
+def _dead_jobs_by_tenant_scattered(*, scan_rows: int, tenants: int) -> DeadCounts:
+    """dead_jobs_by_tenant behind vtgate: one bounded scatter read, counted here."""
+    with connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["admin_dead_newest"].bind({"scan_rows": scan_rows}))
+        rows = cursor.fetchall()
+    counts: dict[str, TenantDead] = {}
+    for tenant_id, finished_at in rows:
+        seen = counts.get(tenant_id)
+        counts[tenant_id] = TenantDead(
+            tenant_id=tenant_id,
+            dead=(seen.dead if seen else 0) + 1,
+            oldest=finished_at if seen is None else min(seen.oldest, finished_at),
+        )
+    ranked = sorted(counts.values(), key=lambda row: (-row.dead, row.tenant_id))
+    return DeadCounts(tenants=ranked[:tenants], scanned=len(rows))

@@ -17,3 +17,14 @@ FROM (
 GROUP BY s.tenant_id
 ORDER BY dead DESC, s.tenant_id
 LIMIT %(tenants)s;
+
+-- name: admin_dead_newest
+-- The same bounded read without the aggregation, for vtgate (DATABASE_VITESS): a window over
+-- a grouped derived table is not planned across shards (VT13001), while an ordered scatter
+-- with a LIMIT is: each shard reads at most N along jobs_archiver_idx, vtgate merges the
+-- newest N; the counting is done by the caller (jobs.queue.support).
+SELECT tenant_id, finished_at
+FROM jobs
+WHERE status = 'dead'
+ORDER BY finished_at DESC
+LIMIT %(scan_rows)s;

@@ -9,6 +9,8 @@ get_or_created here (as jobs/migrations/0005_cancel_and_discard_permissions.py).
 
 from django.db import migrations, models
 
+from sharding.routers import GLOBAL_TABLES
+
 # (app_label, model, codename, name)
 PERMISSIONS = [
     ("tasks", "tenantlimits", "pause_tenants", "Can pause and resume tenants"),
@@ -80,5 +82,5 @@ class Migration(migrations.Migration):
             model_name="tenantlimits",
             index=models.Index(fields=["paused", "tenant_id"], name="tenant_limits_paused_idx"),
         ),
-        migrations.RunPython(grant, revoke),
+        migrations.RunPython(grant, revoke, hints=GLOBAL_TABLES),
     ]
