@@ -55,8 +55,8 @@ run: dev-env migrate
 	else echo "cassandra: not used (HISTORY_BACKEND=$${HISTORY_BACKEND:-sql}: the history is in MariaDB)"; fi
 	exec $(PY) manage.py run_dev --addr 127.0.0.1:$(API_PORT) --receiver-port $(RECEIVER_PORT)
 
-## make dev-env: write .env (ignored by git): DEBUG=1, DATABASE_URL, the API's and the receiver's URLs,
-## EGRESS_ALLOWLIST for the receiver and development keys (kept once made); lines you add are kept.
+## make dev-env: write .env (ignored by git): DEBUG=1, DATABASE_URL, the API's and the receiver's URLs
+## and development keys (kept once made); lines you add are kept (scripts/dev_env.py).
 dev-env: venv
 	@$(PY) scripts/dev_env.py --file .env --api-port $(API_PORT) --receiver-port $(RECEIVER_PORT)
 
@@ -150,10 +150,10 @@ $(VENV)/.docs-installed: requirements-docs.txt $(VENV)/.installed
 	touch $@
 
 docs: $(VENV)/.docs-installed
-	$(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 docs-build: $(VENV)/.docs-installed
-	$(VENV)/bin/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV)

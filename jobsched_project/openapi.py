@@ -70,7 +70,7 @@ PROBLEM_SCHEMA: dict[str, Any] = {
         "type": {
             "type": "string",
             "format": "uri",
-            "description": f"{PROBLEM_TYPE_BASE}<slug>; the slugs are listed in docs/problems.md",
+            "description": f"{PROBLEM_TYPE_BASE}<slug>; the slugs are listed in docs/reference/problems.md",
             "example": PROBLEM_TYPE_BASE + "validation-error",
         },
         "title": {"type": "string", "example": "Bad Request"},

@@ -350,7 +350,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "cron and at as a service. Authenticate with `Authorization: Bearer <JWT>` from your identity "
         "provider; the tenant is the token's tenant claim. Errors are application/problem+json "
-        "(the `Problem` schema; the problem types are listed in docs/problems.md)."
+        "(the `Problem` schema; the problem types are listed in docs/reference/problems.md)."
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -3,9 +3,12 @@
 manage.py reads it (django-environ, `os.environ` first) whenever DJANGO_SETTINGS_MODULE is
 not set, so every command works in a plain shell after one `make run`: DEBUG on, the
 database `make run` used, the API's and the development receiver's URLs (also for
-`. ./.env` in a shell), the receiver in EGRESS_ALLOWLIST and development keys.
+`. ./.env` in a shell) and development keys. The receiver's EGRESS_ALLOWLIST entry is not
+here: `run_dev` gives it to the processes it starts, and every other command would log the
+allowlist's loud warning (an EGRESS_ALLOWLIST set for `make run` is kept, as are
+HISTORY_BACKEND and CASSANDRA_HOSTS).
 
-The URLs, DEBUG and the allowlist are rewritten on every run (they follow the make
+The URLs and DEBUG are rewritten on every run (they follow the make
 variables); the keys are made once and kept, so tokens and stored secrets survive a
 restart; any other line is kept as it is. Standard library only: it runs before Django
 can start. Development only: the file is ignored by git and never read by gunicorn.
@@ -50,19 +53,14 @@ def _generated_keys() -> dict[str, str]:
 
 def managed_values(*, api_port: int, receiver_port: int, environ: dict[str, str]) -> dict[str, str]:
     """What this run of `make run` says: rewritten on every run."""
-    receiver = f"127.0.0.1:{receiver_port}"
-    allowlist = [entry.strip() for entry in environ.get("EGRESS_ALLOWLIST", "").split(",") if entry.strip()]
-    if receiver_port and receiver not in allowlist:
-        allowlist.append(receiver)
     values = {
         "DEBUG": "1",
         "DATABASE_URL": environ.get("DATABASE_URL") or DEFAULT_DATABASE_URL,
         "JOBSCHED_API_URL": f"http://127.0.0.1:{api_port}",
-        "EGRESS_ALLOWLIST": ",".join(allowlist),
     }
     if receiver_port:
-        values["JOBSCHED_RECEIVER_URL"] = f"http://{receiver}"
-    for name in ("HISTORY_BACKEND", "CASSANDRA_HOSTS"):
+        values["JOBSCHED_RECEIVER_URL"] = f"http://127.0.0.1:{receiver_port}"
+    for name in ("HISTORY_BACKEND", "CASSANDRA_HOSTS", "EGRESS_ALLOWLIST"):
         if environ.get(name):
             values[name] = environ[name]
     return values

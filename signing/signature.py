@@ -6,7 +6,7 @@ Idempotency-Key), `webhook-timestamp` (Unix seconds at send time) and
 under each of the tenant's valid secrets, space-separated, so a receiver that
 knows either secret of a rotation verifies the call. A secret is
 `whsec_<base64 of 32 random bytes>`; the HMAC key is the decoded bytes.
-Receivers verify with the `standardwebhooks` package (docs/receiving-calls.md).
+Receivers verify with the `standardwebhooks` package (docs/tutorial/receiving-calls.md).
 """
 
 from __future__ import annotations

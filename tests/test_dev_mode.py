@@ -7,6 +7,7 @@ and the hint a refused local URL gives in DEBUG.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -56,11 +57,12 @@ def _write_env(path: Path, **environ: str) -> None:
 def test_every_manage_command_works_in_a_plain_shell_after_make_run(tmp_path):
     env_file = tmp_path / ".env"
     _write_env(env_file, DATABASE_URL=database_url_for())
-    code = "from django.conf import settings as s; print(s.DEBUG, s.DATABASES['default']['NAME'], s.EGRESS_ALLOWLIST)"
+    code = "from django.conf import settings as s; print(s.DEBUG, s.DATABASES['default']['NAME'], s.JWT_VERIFYING_KEY)"
     result = _run("manage.py", "shell", "-v", "0", "-c", code, env=_plain_shell(JOBSCHED_ENV_FILE=str(env_file)))
     assert result.returncode == 0, result.stderr
-    # DEBUG on, the database make run used (not whatever answers on 3306), the receiver allowed.
-    assert result.stdout.split() == ["True", database_url_for().rsplit("/", 1)[1], "127.0.0.1:9123"]
+    # DEBUG on, the database make run used (not whatever answers on 3306), the file's own key.
+    key = re.search(r"^JWT_VERIFYING_KEY='(.+)'$", env_file.read_text(), flags=re.M).group(1)
+    assert result.stdout.split() == ["True", database_url_for().rsplit("/", 1)[1], key]
 
 
 def test_the_env_file_keeps_its_keys_and_the_lines_added_to_it(tmp_path):

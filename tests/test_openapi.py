@@ -188,6 +188,6 @@ def test_every_problem_type_the_code_raises_is_documented():
     assert {"unauthorized", "not-found", "unsupported-media-type", "too-many-requests", "bad-request"} <= set(
         PROBLEM_TYPES
     )
-    doc = (Path(settings.BASE_DIR) / "docs" / "problems.md").read_text()
+    doc = (Path(settings.BASE_DIR) / "docs" / "reference" / "problems.md").read_text()
     for slug in PROBLEM_TYPES:
         assert f"| `{slug}` |" in doc, slug
