@@ -185,7 +185,11 @@ SETTINGS: dict[str, SettingDoc] = {
     "GUNICORN_WORKERS": SettingDoc(SERVER, "gunicorn worker processes"),
     "GUNICORN_THREADS": SettingDoc(SERVER, "threads per worker (gthread)"),
     "GUNICORN_TIMEOUT": SettingDoc(SERVER, "seconds a request may take before gunicorn restarts its worker"),
-    "STATIC_ROOT": SettingDoc(SERVER, "where `collectstatic` puts the admin's files (WhiteNoise serves them)"),
+    "STATIC_ROOT": SettingDoc(
+        SERVER,
+        "where `collectstatic` puts the admin's files (WhiteNoise serves them)",
+        "`staticfiles/` in the checkout",
+    ),
     "LOG_LEVEL": SettingDoc(SERVER, "root log level: `DEBUG`, `INFO`, `WARNING`, `ERROR` or `CRITICAL`"),
     "LOG_FORMAT": SettingDoc(
         SERVER, "`text` (`key=value` fields, for people) or `json` (one object a line; the image's)"
