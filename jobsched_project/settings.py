@@ -198,14 +198,14 @@ def _fernet_keys(name: str) -> list[str]:
 DEBUG = _strict_bool("DEBUG", False)
 
 # The keys production must set, named together (one at a time, a first start failed three times).
-_MISSING_KEYS = [
+_missing_keys = [
     name
     for name in ("SECRET_KEY", "JWT_VERIFYING_KEY", "SECRETS_ENCRYPTION_KEYS")
     if not os.environ.get(name, "").strip()
 ]
-if _MISSING_KEYS and not DEBUG:
+if _missing_keys and not DEBUG:
     raise ImproperlyConfigured(
-        f"{', '.join(_MISSING_KEYS)}: required when DEBUG is off. For development set DEBUG=1, or run `make run` "
+        f"{', '.join(_missing_keys)}: required when DEBUG is off. For development set DEBUG=1, or run `make run` "
         "once: it writes .env (DEBUG=1, the database, development keys), which manage.py reads in a plain shell"
     )
 
