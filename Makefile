@@ -7,7 +7,7 @@ LOCAL_MARIADB_PORT ?= 3306
 export LOCAL_MARIADB_PORT
 export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
-.PHONY: run test test-sdk venv os-packages os-packages-test services services-stop db migrate lint typecheck \
+.PHONY: run dev-env docs docs-build test test-sdk venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
 	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
 	bench-result-write cassandra cassandra-stop vitess vitess-stop vitess-migrate test-vitess \
@@ -42,14 +42,24 @@ db: venv services
 migrate: db
 	$(PY) manage.py migrate --noinput
 
-## make run: install, create + migrate the database, start the API and every worker; one line each
-## says which MariaDB (scripts/mariadb.sh ensure) and which Cassandra it uses.
+## make run: install, create + migrate the database, write .env (development mode for every manage.py
+## command in a plain shell), start the API on 127.0.0.1:$(API_PORT), every worker and the development
+## receiver on 127.0.0.1:$(RECEIVER_PORT) (allowlisted); one line each says which MariaDB
+## (scripts/mariadb.sh ensure) and which Cassandra it uses. Ctrl-C, or SIGINT/SIGTERM to make alone,
+## stops every child (run_dev watches make, which only forwards SIGTERM).
+API_PORT ?= 8000
+RECEIVER_PORT ?= 9911
 run: export DEBUG ?= 1
-run: migrate
+run: dev-env migrate
 	@if [ "$${HISTORY_BACKEND:-sql}" = cassandra ]; then \
 		echo "cassandra: using CASSANDRA_HOSTS=$${CASSANDRA_HOSTS} (make cassandra starts the project's own node)"; \
 	else echo "cassandra: not used (HISTORY_BACKEND=$${HISTORY_BACKEND:-sql}: the history is in MariaDB)"; fi
-	$(PY) manage.py run_dev
+	exec $(PY) manage.py run_dev --addr 127.0.0.1:$(API_PORT) --receiver-port $(RECEIVER_PORT)
+
+## make dev-env: write .env (ignored by git): DEBUG=1, DATABASE_URL, the API's and the receiver's URLs
+## and development keys (kept once made); lines you add are kept (scripts/dev_env.py).
+dev-env: venv
+	@$(PY) scripts/dev_env.py --file .env --api-port $(API_PORT) --receiver-port $(RECEIVER_PORT)
 
 ## make test: install, start MariaDB and the local Cassandra node when none answers, then run the
 ## whole suite on both (CASSANDRA_HOSTS; the Cassandra tests use a throwaway keyspace).
@@ -195,6 +205,19 @@ test-vitess: venv vitess
 bench-vitess: venv vitess services
 	eval "$$(scripts/vitess.sh env)" && export VITESS_VTGATE_PORT && \
 		DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.vitess $(BENCH_ARGS)
+
+## make docs: serve the documentation site (MkDocs Material) on 127.0.0.1:$(DOCS_PORT), rebuilt on save;
+## make docs-build: build it into site/ with --strict (a broken link or a warning fails), as CI does.
+DOCS_PORT ?= 8001
+$(VENV)/.docs-installed: requirements-docs.txt $(VENV)/.installed
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-docs.txt
+	touch $@
+
+docs: $(VENV)/.docs-installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
+
+docs-build: $(VENV)/.docs-installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV)

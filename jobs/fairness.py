@@ -1,6 +1,6 @@
 """Fair share of an executor's free slots among the tenants with due jobs (pure rules, no database).
 
-The claim (README "Fairness and limits") walks the tenants that have due jobs in
+The claim (docs/explanation/fairness.md, docs/how-to/fair-share.md) walks the tenants that have due jobs in
 tenant order, starting after a per-process round-robin cursor and wrapping
 around; `share_slots` splits the free slots among them equally, never giving a
 tenant more than its headroom under its running-jobs cap; a tenant that takes

@@ -13,6 +13,10 @@ is described alike:
   none of them required at any depth, accepted as `application/json` or
   `application/merge-patch+json`.
 
+- every error status of every operation has examples of its own: the problems that
+  operation can really answer with that status (`_problem_examples`), not one example for all;
+- the tags come in the order a reader needs them (tasks first), each with a description.
+
 The problem types themselves are listed in `PROBLEM_TYPES` (and in docs/problems.md);
 a test checks that every type the code raises is listed.
 """
@@ -68,7 +72,7 @@ PROBLEM_SCHEMA: dict[str, Any] = {
         "type": {
             "type": "string",
             "format": "uri",
-            "description": f"{PROBLEM_TYPE_BASE}<slug>; the slugs are listed in docs/problems.md",
+            "description": f"{PROBLEM_TYPE_BASE}<slug>; the slugs are listed in docs/reference/problems.md",
             "example": PROBLEM_TYPE_BASE + "validation-error",
         },
         "title": {"type": "string", "example": "Bad Request"},
@@ -101,6 +105,128 @@ def _problem_response(code: int, description: str | None = None) -> dict[str, An
     return {
         "description": description or HTTPStatus(code).phrase,
         "content": {PROBLEM_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+    }
+
+
+# The tags in reading order, with what each holds (Swagger UI and Redoc list them so).
+TAGS: list[dict[str, str]] = [
+    {
+        "name": "tasks",
+        "description": "Tasks: an HTTP call on a cron schedule or at one time; run now, dry run, "
+        "preview, pause, resume, and a task's job history.",
+    },
+    {"name": "jobs", "description": "Jobs: one run of a task each; read, retry a dead one, cancel a pending one."},
+    {"name": "dlq", "description": "The dead-letter queue: jobs that ran out of attempts."},
+    {"name": "schedules", "description": "Preview a schedule's next runs before saving a task."},
+    {"name": "secrets", "description": "Secrets a task sends as its Authorization header; write-only values."},
+    {"name": "signing-secrets", "description": "Standard Webhooks signing secrets: every call is signed."},
+]
+
+# Example bodies of each problem type: (detail, other members).
+_EXAMPLE_PROBLEMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "bad-request": ("JSON parse error - Expecting value: line 1 column 1 (char 0)", {}),
+    "unauthorized": ("Token is expired.", {}),
+    "content-too-large": ("The request body is too large.", {}),
+    "unsupported-media-type": ('Unsupported media type "text/plain" in request.', {}),
+    "too-many-requests": ("Request was throttled. Expected available in 12 seconds.", {}),
+    "precondition-failed": ("The task changed since you read it; GET it again.", {"current_etag": '"8"'}),
+    "precondition-required": ('Send If-Match with the task\'s ETag (e.g. If-Match: "7").', {}),
+    "idempotency-key-reused": (
+        "This Idempotency-Key was used with a different request body.",
+        {"errors": {"Idempotency-Key": ["used with a different request body"]}},
+    ),
+    "history-unavailable": ("The job history store is unavailable; try again.", {}),
+    "conflict": ("The task kept changing; try again.", {"current_etag": '"9"'}),
+    "active-task-limit": (
+        "This tenant already has 10000 active tasks, its limit (max_active_tasks = 10000); pause or delete one first.",
+        {"limit": "max_active_tasks", "max_active_tasks": 10000, "active_tasks": 10000},
+    ),
+    "task-paused": ("The task is paused; resume it to run it.", {}),
+    "idempotency-key-job-gone": (
+        "The job this Idempotency-Key made is in neither the queue nor the history; it is not run again under "
+        "this key. Send a new key to run the task.",
+        {"job_id": "0190c5e2-7b3a-7f00-8000-0000000000aa"},
+    ),
+    "job-not-dead": ("Only a dead job can be retried; this one is not dead.", {}),
+    "job-cancelled": (
+        "This job was cancelled (by a cancel, a discard from the dead-letter queue, or its task's "
+        "pause); a cancelled job cannot be retried.",
+        {},
+    ),
+    "task-deleted": ("This job's task was deleted; its jobs cannot be retried.", {}),
+    "job-not-pending": ("Only a pending job can be cancelled; this one is not pending.", {}),
+    "too-many-secrets": ("A tenant holds at most 500 secrets.", {}),
+    "signing-secrets-limit": ("A tenant has at most 2 live signing secrets; delete one first.", {}),
+}
+
+# The 409s each operation can answer; an operation not listed answers the generic `conflict`.
+_CONFLICTS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("post", "/v1/tasks"): ("active-task-limit",),
+    ("post", "/v1/tasks/{task_id}/resume"): ("active-task-limit",),
+    ("post", "/v1/tasks/{task_id}/run"): ("task-paused", "idempotency-key-job-gone"),
+    ("post", "/v1/jobs/{job_id}/retry"): ("job-not-dead", "job-cancelled", "task-paused", "task-deleted"),
+    ("post", "/v1/jobs/{job_id}/cancel"): ("job-not-pending",),
+    ("put", "/v1/secrets/{name}"): ("too-many-secrets",),
+    ("post", "/v1/signing-secrets"): ("signing-secrets-limit",),
+}
+
+# What a 404 names, by the path's first segment (jobsched_project.problems.not_found's words).
+_NOT_FOUND_THING = {"tasks": "task", "jobs": "job", "secrets": "secret", "signing-secrets": "signing secret"}
+
+
+def _validation_example(path: str, has_body: bool) -> tuple[str, dict[str, Any]]:
+    if not has_body:
+        return "limit: 1 to 200", {"errors": {"limit": ["1 to 200"]}}
+    if path.startswith("/v1/tasks"):
+        return "http.url: destination not allowed", {"errors": {"http.url": ["destination not allowed"]}}
+    if path.startswith("/v1/schedules"):
+        reason = "not a valid cron expression"
+        return f"cron: {reason}", {"errors": {"cron": [reason]}}
+    return "value: This field is required.", {"errors": {"value": ["This field is required."]}}
+
+
+def _problem_examples(code: int, method: str, path: str, operation: dict[str, Any]) -> dict[str, Any]:
+    """The problems this operation answers with `code`, as named OpenAPI examples."""
+    if code == 400:
+        has_body = "requestBody" in operation
+        detail, extra = _validation_example(path, has_body)
+        problems = [("validation-error", detail, extra)]
+        if has_body:
+            problems.append(("bad-request", *_EXAMPLE_PROBLEMS["bad-request"]))
+    elif code == 404:
+        thing = _NOT_FOUND_THING.get(path.split("/")[2], "resource")
+        problems = [("not-found", f"No such {thing}.", {})]
+    elif code == 409:
+        slugs = _CONFLICTS.get((method, path), ("conflict",))
+        problems = [(slug, *_EXAMPLE_PROBLEMS[slug]) for slug in slugs]
+    else:
+        slug = {
+            401: "unauthorized",
+            413: "content-too-large",
+            415: "unsupported-media-type",
+            412: "precondition-failed",
+            422: "idempotency-key-reused",
+            428: "precondition-required",
+            429: "too-many-requests",
+            503: "history-unavailable",
+        }.get(code)
+        if slug is None:
+            phrase = HTTPStatus(code).phrase
+            problems = [(phrase.lower().replace(" ", "-"), phrase + ".", {})]
+        else:
+            problems = [(slug, *_EXAMPLE_PROBLEMS[slug])]
+    return {
+        slug: {
+            "summary": PROBLEM_TYPES.get(slug, HTTPStatus(code).phrase).split(";")[0].rstrip("."),
+            "value": {
+                "type": PROBLEM_TYPE_BASE + slug,
+                "title": HTTPStatus(code).phrase,
+                "status": code,
+                "detail": detail,
+                **extra,
+            },
+        }
+        for slug, detail, extra in problems
     }
 
 
@@ -173,6 +299,9 @@ def describe_whole_api(result: dict[str, Any], generator: Any, request: Any, pub
                     if not description or description == PROBLEM_CONTENT_TYPE:
                         description = None
                     response = responses[code_text] = {**_problem_response(code, description)}
+                    response["content"][PROBLEM_CONTENT_TYPE]["examples"] = _problem_examples(
+                        code, method, path, operation
+                    )
                 headers = response.setdefault("headers", {})
                 if code in (429, 503):
                     headers["Retry-After"] = _header("Retry-After")
@@ -182,4 +311,13 @@ def describe_whole_api(result: dict[str, Any], generator: Any, request: Any, pub
                     headers["ETag"] = _header("ETag")
                 if not headers:
                     del response["headers"]
+    used = {
+        tag
+        for operations in result.get("paths", {}).values()
+        for op in operations.values()
+        if isinstance(op, dict)
+        for tag in op.get("tags", [])
+    }
+    known = [tag for tag in TAGS if tag["name"] in used]
+    result["tags"] = known + [{"name": name, "description": name} for name in sorted(used - {t["name"] for t in TAGS})]
     return result

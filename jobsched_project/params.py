@@ -29,8 +29,14 @@ LIMIT_PARAMETER = OpenApiParameter(
     description=f"1-{MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}",
 )
 # Task and DLQ pages resume after an id; a task's history after an opaque position.
-# An empty value is the same as leaving the parameter out.
-ID_PARAMETER_SCHEMA = {"type": "string", "anyOf": [{"format": "uuid"}, {"maxLength": 0}]}
+# An empty value is the same as leaving the parameter out: one string type whose pattern admits
+# both (an anyOf of the two read as "string or string" in Redoc).
+ID_PARAMETER_SCHEMA = {
+    "type": "string",
+    "pattern": "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})?$",
+    "maxLength": 36,
+    "description": "a UUID, or empty (the same as leaving it out)",
+}
 CURSOR_PARAMETER = OpenApiParameter("cursor", ID_PARAMETER_SCHEMA, description="next_cursor of the previous page")
 OPAQUE_CURSOR_PARAMETER = OpenApiParameter(
     "cursor", {"type": "string", "maxLength": 128}, description="next_cursor of the previous page (opaque)"

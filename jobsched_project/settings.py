@@ -1,7 +1,9 @@
 """Settings, read from the environment in this one place.
 
-Every setting is listed with its default in README.md ("Settings"). A bad value
-fails at start with the setting's name, never later in a request.
+Each variable is read through one of the helpers below, which record its name and default
+(`setting_docs.record`); its meaning is one line in jobsched_project/setting_docs.py, and the
+settings reference of the documentation is generated from both. A bad value fails at start
+with the setting's name, never later in a request.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from history.backends import backend_path
+from jobsched_project.setting_docs import record
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -23,6 +26,7 @@ env = environ.Env()
 
 def _setting(name: str, cast, default):
     """Read one variable, naming it when its value does not parse."""
+    record(name, default)
     try:
         return cast(name, default=default)
     except (ValueError, TypeError, ImproperlyConfigured) as exc:
@@ -31,6 +35,7 @@ def _setting(name: str, cast, default):
 
 def _strict_bool(name: str, default: bool) -> bool:
     """Like env.bool, but a typo such as DEBUG=ture is an error, not False."""
+    record(name, default)
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
@@ -81,10 +86,12 @@ def _choice(name: str, default: str, choices: tuple[str, ...], *, upper: bool = 
 
 def _secret(name: str) -> str:
     """A key or secret, read verbatim: environ would treat a leading `$` as a reference to another variable."""
+    record(name, None)
     return os.environ.get(name, "")
 
 
 def _optional_positive_int(name: str) -> int | None:
+    record(name, None)
     if not os.environ.get(name, "").strip():
         return None
     return _positive_int(name, 0)
@@ -172,6 +179,7 @@ def _fernet_keys(name: str) -> list[str]:
     """Comma-separated Fernet keys (32 bytes, URL-safe base64 each); a development key when DEBUG is on."""
     from cryptography.fernet import Fernet
 
+    record(name, None)
     keys = [key.strip() for key in os.environ.get(name, "").split(",") if key.strip()]
     if not keys:
         if not DEBUG:
@@ -191,6 +199,18 @@ DEBUG = _strict_bool("DEBUG", False)
 # The DEBUG page and error mails also hide connection URLs (DATABASE_URL carries a password).
 DEFAULT_EXCEPTION_REPORTER_FILTER = "jobsched_project.exception_reporter.ConnectionUrlHidingFilter"
 
+# The keys production must set, named together (one at a time, a first start failed three times).
+_missing_keys = [
+    name
+    for name in ("SECRET_KEY", "JWT_VERIFYING_KEY", "SECRETS_ENCRYPTION_KEYS")
+    if not os.environ.get(name, "").strip()
+]
+if _missing_keys and not DEBUG:
+    raise ImproperlyConfigured(
+        f"{', '.join(_missing_keys)}: required when DEBUG is off. For development set DEBUG=1, or run `make run` "
+        "once: it writes .env (DEBUG=1, the database, development keys), which manage.py reads in a plain shell"
+    )
+
 SECRET_KEY = _secret("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
@@ -201,6 +221,7 @@ ALLOWED_HOSTS = _setting("ALLOWED_HOSTS", env.list, ["localhost", "127.0.0.1", "
 
 # --- Database: MySQL/MariaDB is the one source of truth for tasks and jobs ---
 DATABASE_URL_DEFAULT = "mysql://root@127.0.0.1:3306/jobsched"
+record("DATABASE_URL", DATABASE_URL_DEFAULT)
 DATABASE_URL = _secret("DATABASE_URL") or DATABASE_URL_DEFAULT  # may carry a password
 try:
     _db = environ.Env.db_url_config(DATABASE_URL)
@@ -353,7 +374,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "cron and at as a service. Authenticate with `Authorization: Bearer <JWT>` from your identity "
         "provider; the tenant is the token's tenant claim. Errors are application/problem+json "
-        "(the `Problem` schema; the problem types are listed in docs/problems.md)."
+        "(the `Problem` schema; the problem types are listed in docs/reference/problems.md)."
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
@@ -462,6 +483,7 @@ if HISTORY_BACKEND == "cassandra" and not CASSANDRA_HOSTS:
 
 def _replication(name: str, default: str) -> dict[str, object]:
     """`<n>` is SimpleStrategy with n copies (one development node); `dc:n[,dc:n]` is NetworkTopologyStrategy."""
+    record(name, default)
     raw = os.environ.get(name, "") or default
     try:
         if ":" not in raw:

@@ -73,7 +73,7 @@ fi
   elif [ -r /etc/fedora-release ] || [ -r /etc/redhat-release ]; then
     echo "Install them with:  sudo dnf install -y gcc pkgconf-pkg-config mariadb-connector-c-devel mariadb-server mariadb  (tests: chromium java-17-openjdk-headless maven)"
   else
-    echo "Install them with your package manager (README: 'Other machines'), then run make again."
+    echo "Install them with your package manager (docs/how-to/local-setup.md, 'Other machines'), then run make again."
   fi
 } >&2
 exit 1

@@ -9,7 +9,7 @@ knows either secret of a rotation verifies the call. A secret is
 A dry run shows the header's shape only (`v1,<withheld>` per secret): a real
 signature there would let whoever holds an API token mint signed payloads
 with no job and no audit trail.
-Receivers verify with the `standardwebhooks` package (docs/receiving-calls.md).
+Receivers verify with the `standardwebhooks` package (docs/tutorial/receiving-calls.md).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Per-tenant limits: the settings' defaults, staff overrides in `tenant_limits`, and the row lock.
 
-Two limits (README "Fairness and limits"): jobs running at once across every
+Two limits (docs/explanation/fairness.md, docs/how-to/fair-share.md): jobs running at once across every
 executor (`TENANT_MAX_RUNNING_JOBS`, enforced by the executor's claim) and active
 tasks (`TENANT_MAX_ACTIVE_TASKS`, enforced when a task is created or resumed).
 A NULL override means the default; a default of 0 means no limit.

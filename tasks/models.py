@@ -135,7 +135,7 @@ class TaskLabel(models.Model):
 
 
 class TenantLimits(models.Model):
-    """A tenant's limits: NULL means the setting's default (README "Fairness and limits").
+    """A tenant's limits: NULL means the setting's default (docs/explanation/fairness.md, docs/how-to/fair-share.md).
 
     One row per tenant, created on first use (a task create or resume, a claim of a
     capped tenant's jobs) or by staff in the admin. The row is also the tenant's lock:

@@ -31,7 +31,7 @@ from tasks.services import ScheduleSpec
 from tasks.targets import check_task_url
 from vault.selectors import secret_exists
 
-# Bounds (documented in README.md, "Tenant API").
+# Bounds (documented in docs/reference/tasks-api.md).
 MAX_NAME_LENGTH = 200
 MAX_BODY_BYTES = 64 * 1024
 TIMEOUT_SECONDS = (1, 900)

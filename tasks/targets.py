@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from tasks import egress
-from tasks.egress.urls import literal_address, parse_task_url
+from tasks.egress.urls import PORT_MESSAGE, literal_address, parse_task_url
 
 logger = logging.getLogger(__name__)
 
@@ -60,9 +60,29 @@ def egress_policy() -> egress.EgressPolicy:
 
 def check_task_url(url: str) -> str:
     """Return `url` if the policy admits it at create/edit time; raise egress.TargetError (refused) or
-    egress.LookupUnfinished (its name could not be looked up now: nothing is known, nothing accepted)."""
-    egress_policy().check_url(url, resolve=name_resolver())
+    egress.LookupUnfinished (its name could not be looked up now: nothing is known, nothing accepted).
+
+    In DEBUG a refusal also says how to allow a local receiver: a developer's first task aims at
+    127.0.0.1, and the generic text alone sent them hunting. Never with DEBUG off: the hint
+    names the allowlist, which is ours to know, not a tenant's.
+    """
+    try:
+        egress_policy().check_url(url, resolve=name_resolver())
+    except egress.TargetError as exc:
+        if settings.DEBUG and exc.message in (egress.GENERIC_MESSAGE, PORT_MESSAGE):
+            raise egress.TargetError(f"{exc.message}; {development_hint()}", reason=exc.reason) from None
+        raise
     return url
+
+
+def development_hint() -> str:
+    """What a refused URL says in DEBUG: the receivers allowed now, and how to allow another."""
+    entries = egress_policy().allowlist.entries
+    allowed = ", ".join(str(entry) for entry in entries) if entries else "nothing"
+    return (
+        f"development (DEBUG): EGRESS_ALLOWLIST admits {allowed}; `make run` allows its receiver "
+        "(RECEIVER_PORT), or add address:port to EGRESS_ALLOWLIST (e.g. 127.0.0.1:9911) and restart"
+    )
 
 
 def dial_verdict(url: str) -> tuple[str, str]:

@@ -21,6 +21,7 @@ from tasks.egress.allowlist import Allowlist
 from tasks.egress.lookups import LookupUnfinished, NameResolver, lookup_failure
 from tasks.egress.networks import IPAddress, embedded_ipv4_of, is_public_address, parse_address
 from tasks.egress.urls import (
+    PORT_MESSAGE,
     ParsedTarget,
     TargetError,
     literal_address,
@@ -150,12 +151,12 @@ class EgressPolicy:
         if addresses:
             self._check_addresses(host, port, addresses)
         elif port not in ALLOWED_PORTS:
-            raise TargetError("port must be 80 or 443", reason=f"{host!r} unresolved, port {port}")
+            raise TargetError(PORT_MESSAGE, reason=f"{host!r} unresolved, port {port}")
         return target
 
     def _check_addresses(self, host: str, port: int, addresses: list[str]) -> None:
         if port not in ALLOWED_PORTS and not self._all_allowlisted(addresses, port):
-            raise TargetError("port must be 80 or 443", reason=f"{host!r} port {port}")
+            raise TargetError(PORT_MESSAGE, reason=f"{host!r} port {port}")
         try:
             for address in addresses:
                 self.check_destination(address, port)

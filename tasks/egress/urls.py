@@ -35,6 +35,9 @@ MAX_URL_LENGTH = 2048
 URL_FIELD = "http.url"
 
 
+PORT_MESSAGE = "port must be 80 or 443"
+
+
 class TargetError(ValueError):
     """A task's URL is refused at create/edit time; becomes a 400 on ``field``.
 
@@ -161,7 +164,7 @@ def parse_task_url(url: object) -> ParsedTarget:
     if y_port != port:
         raise TargetError("is not a valid URL", reason=f"parsers disagree on port: {port} vs {y_port}")
     if not 1 <= port <= 65535:
-        raise TargetError("port must be 80 or 443")
+        raise TargetError(PORT_MESSAGE)
 
     h_literal, y_literal = literal_address(h_host), literal_address(y_host)
     same_host = (

@@ -23,13 +23,13 @@ from workers.management.options import add_loop_options, idle_seconds, start_hea
 logger = logging.getLogger(__name__)
 
 # uvloop's loop (libuv, its transports and timers in C) is the default: with the httptools engine the
-# executors' CPU per job fell a further ~15 % in the whole-system bench (README, Executor CPU).
+# executors' CPU per job fell a further ~15 % in the whole-system bench (docs/benchmarks/notes.md, Executor CPU).
 EVENT_LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
     "uvloop": uvloop.new_event_loop,
     "asyncio": asyncio.new_event_loop,
 }
 # The prefetch's default, per call slot, and its bound. On the whole-system bench (--concurrency 500,
-# 30,000 calls due at one second; README, Benchmarks) the last call came 4.2-5.1 s after its second
+# 30,000 calls due at one second; docs/benchmarks/system.md) the last call came 4.2-5.1 s after its second
 # with 4 per slot, 3.9 s with 10, and 2.4-4.1 s with 20 (claims of at most 2,000: runner.CLAIM_MAX_JOBS).
 # A held job keeps its request in memory: the runner claims ahead only while the held requests fit in
 # runner.HELD_REQUEST_BYTES_MAX.

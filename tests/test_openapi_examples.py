@@ -1,0 +1,66 @@
+"""What Swagger UI and Redoc show a reader: each error status its own example, tasks first, real types."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rest_framework.test import APIClient
+
+from jobsched_project.problems import PROBLEM_CONTENT_TYPE
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def schema(django_db_blocker):
+    with django_db_blocker.unblock():
+        return APIClient().get("/v1/schema?format=json").json()
+
+
+def _error_examples(schema):
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            for code, response in operation["responses"].items():
+                if int(code) >= 400:
+                    yield f"{method.upper()} {path} {code}", int(code), response["content"][PROBLEM_CONTENT_TYPE]
+
+
+def test_every_error_status_has_an_example_of_its_own(schema):
+    seen = 0
+    for where, code, content in _error_examples(schema):
+        examples = content.get("examples")
+        assert examples, f"{where}: no example"
+        for example in examples.values():
+            value = example["value"]
+            assert value["status"] == code, f"{where}: example of status {value['status']}"
+            assert value["detail"] != "http.url: destination not allowed" or code == 400, where
+        seen += 1
+    assert seen > 50
+
+
+def test_error_examples_name_the_problem_type_of_their_status(schema):
+    by_status: dict[int, set[str]] = {}
+    for _, code, content in _error_examples(schema):
+        for example in content["examples"].values():
+            by_status.setdefault(code, set()).add(example["value"]["type"].rsplit("/", 1)[1])
+    assert by_status[401] == {"unauthorized"}
+    assert by_status[404] == {"not-found"}
+    assert by_status[429] == {"too-many-requests"}
+    assert "precondition-failed" in by_status[412]
+
+
+def test_tasks_come_first_in_the_tag_order(schema):
+    names = [tag["name"] for tag in schema["tags"]]
+    assert names[0] == "tasks"
+    used = {tag for methods in schema["paths"].values() for op in methods.values() for tag in op.get("tags", [])}
+    assert used <= set(names)
+    assert all(tag.get("description") for tag in schema["tags"])
+
+
+def test_no_parameter_is_typed_string_or_string(schema):
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            for parameter in operation.get("parameters", []):
+                text = json.dumps(parameter["schema"])
+                assert "anyOf" not in text and "oneOf" not in text, f"{method} {path} {parameter['name']}"
