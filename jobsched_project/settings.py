@@ -189,7 +189,7 @@ def _fernet_keys(name: str) -> list[str]:
 
 DEBUG = _strict_bool("DEBUG", False)
 # The DEBUG page and error mails also hide connection URLs (DATABASE_URL carries a password).
-DEFAULT_EXCEPTION_REPORTER_FILTER = "jobsched_project.exception_reporter.ConnectionUrlHidingFilter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "api.exception_reporter.ConnectionUrlHidingFilter"
 
 SECRET_KEY = _secret("SECRET_KEY")
 if not SECRET_KEY:
@@ -234,6 +234,7 @@ DATABASES = {"default": _db}
 
 # --- Apps ---
 INSTALLED_APPS = [
+    "console",  # the support console; before django.contrib.admin, so its admin/ templates win
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -252,10 +253,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Probes and /metrics first: answered whatever the Host header (see jobsched_project/health.py).
-    "jobsched_project.health.ProbeMiddleware",
-    "jobsched_project.request_ids.RequestIdMiddleware",
-    "jobsched_project.access.AccessLogMiddleware",
+    # Probes and /metrics first: answered whatever the Host header (see api/probes.py).
+    "api.probes.ProbeMiddleware",
+    "api.request_ids.RequestIdMiddleware",
+    "api.access_log.AccessLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -273,7 +274,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -317,13 +318,13 @@ X_FRAME_OPTIONS = "DENY"
 
 # --- Tenant API ---
 REST_FRAMEWORK = {
-    "EXCEPTION_HANDLER": "jobsched_project.problems.problem_exception_handler",
+    "EXCEPTION_HANDLER": "api.problems.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["jobsched_project.parsers.BoundedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
-    "DEFAULT_AUTHENTICATION_CLASSES": ["jobsched_project.auth.TenantJWTAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["jobsched_project.auth.IsTenant"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.TenantJWTAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.auth.IsTenant"],
     "DEFAULT_THROTTLE_CLASSES": ["tasks.throttling.TenantRateThrottle"],
 }
 SPECTACULAR_SETTINGS = {
@@ -335,11 +336,11 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    # PATCH bodies get their own merge-patch schema (jobsched_project.openapi), not "Patched…".
+    # PATCH bodies get their own merge-patch schema (api.openapi), not "Patched…".
     "COMPONENT_SPLIT_PATCH": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "jobsched_project.openapi.describe_whole_api",
+        "api.openapi.describe_whole_api",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -513,7 +514,7 @@ LOG_FORMAT = _choice("LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "jobsched_project.request_ids.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "api.request_ids.RequestIdFilter"}},
     "formatters": {
         "text": {"()": "jobsched_project.logs.StructuredFormatter"},
         "json": {"()": "jobsched_project.logs.JsonLineFormatter"},

@@ -3,11 +3,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from jobsched_project import health
+from api import probes
 
 urlpatterns = [
-    path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
+    path("healthz", probes.healthz, name="healthz"),
+    path("readyz", probes.readyz, name="readyz"),
     path("v1/", include("tasks.urls")),
     path("v1/", include("jobs.urls")),
     path("v1/", include("signing.urls")),
@@ -15,6 +15,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-handler400 = "jobsched_project.problems.bad_request_handler"
-handler404 = "jobsched_project.problems.not_found_handler"
-handler500 = "jobsched_project.problems.server_error_handler"
+handler400 = "api.problems.bad_request_handler"
+handler404 = "api.problems.not_found_handler"
+handler500 = "api.problems.server_error_handler"

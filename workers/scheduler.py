@@ -25,9 +25,9 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.db import connection, reset_queries
 
+from domain.ids import new_id
 from jobs import queue
 from jobs.queue import DueTask
-from jobsched_project.ids import new_id
 from tasks.schedule import NextRunMemo, ScheduleError
 from tasks.schedule.missed import plan_due_run
 from workers.metrics import SCHEDULER_LAG_SECONDS, SCHEDULER_RUNS, SCHEDULER_TICK_SECONDS

@@ -22,8 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jobsched_project.records import sql_columns
-from jobsched_project.sqlfiles import load_queries, placeholders
+from database.sqlfiles import load_queries, placeholders
+from domain.records import sql_columns
 from tasks.priority import PRIORITIES
 
 QUERIES = load_queries(Path(__file__).resolve().parent.parent / "sql")

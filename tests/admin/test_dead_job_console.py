@@ -192,7 +192,7 @@ def test_the_admin_index_shows_the_summary_to_those_who_may_see_dead_jobs(suppor
 
 
 def test_a_list_longer_than_the_count_cap_says_more_than_the_cap(support_user, client_as, monkeypatch):
-    from jobsched_project.admin_base import CappedCountPaginator
+    from console.admin_base import CappedCountPaginator
 
     monkeypatch.setattr(CappedCountPaginator, "cap", 2)
     task = make_task()

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils.functional import SimpleLazyObject, empty
 
-from jobsched_project.metrics import API_LATENCY, API_REQUESTS
+from api.prometheus import API_LATENCY, API_REQUESTS
 
 logger = logging.getLogger("jobsched.access")
 

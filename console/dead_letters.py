@@ -4,8 +4,8 @@
   queue's guarded UPDATE, with staggered due times; nothing here re-implements it);
 - the DLQ summary (one bounded query, `jobs.queue.dead_jobs_by_tenant`).
 
-Masking credentials is `jobsched_project.masking`; the capped paginator is
-`jobsched_project.admin_base`, shared with the task admin.
+Masking credentials is `console.masking`; the capped paginator is
+`console.admin_base`, shared with the task admin.
 """
 
 from __future__ import annotations

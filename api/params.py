@@ -13,8 +13,8 @@ import uuid
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 
-from jobsched_project.ids import parse_id
-from jobsched_project.problems import Problem
+from api.problems import Problem
+from domain.ids import parse_id
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200

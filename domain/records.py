@@ -42,7 +42,7 @@ class JobRecord:
     started_at: dt.datetime | None = None  # milliseconds once archived
     finished_at: dt.datetime | None = None  # milliseconds once archived
     # The attempt log as JSON text, oldest first, at most the last 20 attempts, carried as is
-    # (its format and reader: jobsched_project.attempt_log).
+    # (its format and reader: domain.attempt_log).
     attempts: str | None = None
     next_attempt_at: dt.datetime | None = None  # only while queued: a finished job has none, the history none
 

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from jobs import charts
+from console import charts
 from jobs.queue import dashboard
 
 REFRESH_SECONDS = 5

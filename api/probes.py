@@ -13,9 +13,9 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
-from jobsched_project.database import database_answers
-from jobsched_project.metrics import exposition
-from jobsched_project.problems import problem_response
+from api.problems import problem_response
+from api.prometheus import exposition
+from database.reachability import database_answers
 
 
 @require_GET

@@ -17,8 +17,8 @@ from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 from django.utils.html import format_html
 
-from jobsched_project.ids import parse_id
-from jobsched_project.masking import mask_headers
+from console.masking import mask_headers
+from domain.ids import parse_id
 
 
 class CappedCountPaginator(Paginator):

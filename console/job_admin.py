@@ -29,13 +29,14 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_POST
 
-from jobs import console, services
-from jobs.dashboard_view import dashboard_view
+from console import dead_letters
+from console.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
+from console.dashboard_page import dashboard_view
+from console.masking import mask_body, mask_url
+from domain.attempt_log import read_attempts
+from domain.ids import parse_id
+from jobs import services
 from jobs.models import DeadJob, Job, JobStatus
-from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
-from jobsched_project.attempt_log import read_attempts
-from jobsched_project.ids import parse_id
-from jobsched_project.masking import mask_body, mask_url
 from tasks.models import Task
 
 RETRY_LOG_MESSAGE = "Retried from the dead-letter console: requeued"
@@ -55,7 +56,7 @@ class TenantFilter(InputListFilter):
     placeholder = "tenant id"
 
     def lookups(self, request, model_admin):
-        return [(row.tenant_id, row.tenant_id) for row in console.dead_summary_for(request).tenants]
+        return [(row.tenant_id, row.tenant_id) for row in dead_letters.dead_summary_for(request).tenants]
 
     def queryset(self, request, queryset):
         return queryset.filter(tenant_id=self.value()) if self.value() else queryset
@@ -276,9 +277,9 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
         )
 
     def change_in_bulk(self, request, job_ids, *, change, message: str, verb: str, state: str) -> None:
-        tally = console.ChangeTally()
+        tally = dead_letters.ChangeTally()
         try:
-            console.change_each(job_ids, change=change, limit=settings.ADMIN_BULK_RETRY_LIMIT, tally=tally)
+            dead_letters.change_each(job_ids, change=change, limit=settings.ADMIN_BULK_RETRY_LIMIT, tally=tally)
         finally:
             # Even if one change fails midway, the ones already made are in the audit log.
             self.log_changes(request, tally.done, status=JobStatus.CANCELLED, message=message)
@@ -434,8 +435,8 @@ class DeadJobAdmin(JobPagesAdmin):
 
     def _retry_ids(self, request, job_ids: list[uuid.UUID]) -> None:
         limit = settings.ADMIN_BULK_RETRY_LIMIT
-        tally = console.RetryTally()
-        console.retry_paced(job_ids, per_second=settings.ADMIN_BULK_RETRY_PER_SECOND, limit=limit, tally=tally)
+        tally = dead_letters.RetryTally()
+        dead_letters.retry_paced(job_ids, per_second=settings.ADMIN_BULK_RETRY_PER_SECOND, limit=limit, tally=tally)
         # One transaction requeued them all (or none): every requeued job gets its audit entry.
         self._log_retries(request, tally.requeued)
         clean = tally.gone == 0 and tally.not_dead == 0 and not tally.left_over

@@ -1,13 +1,13 @@
 """`{% dead_letter_summary %}`: the DLQ summary (dead jobs per tenant, oldest dead job).
 
 Shown on the dead-job list and on the admin's index, to users who may view dead
-jobs; two bounded queries (see jobs.console.dead_summary).
+jobs; two bounded queries (see console.dead_letters.dead_summary).
 """
 
 from django import template
 from django.urls import reverse
 
-from jobs import console
+from console import dead_letters
 
 register = template.Library()
 
@@ -19,7 +19,7 @@ def dead_letter_summary(context):
         return {"show": False}
     return {
         "show": True,
-        "dead_summary": console.dead_summary_for(request),
-        "oldest_dead_job": console.oldest_dead_job(),
+        "dead_summary": dead_letters.dead_summary_for(request),
+        "oldest_dead_job": dead_letters.oldest_dead_job(),
         "changelist_url": reverse("admin:jobs_deadjob_changelist"),
     }

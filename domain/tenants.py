@@ -1,7 +1,7 @@
 """Tenant ids: one grammar, and columns that compare them byte for byte.
 
 A tenant id is 1-64 of `A-Z a-z 0-9 - _ . : @`, checked where the token is
-read (jobsched_project.auth), so no space, control character, accent or other
+read (api.auth), so no space, control character, accent or other
 look-alike ever reaches a query. Every `tenant_id` column is `TenantIdField`,
 whose collation is binary and NO PAD: under the server's default collation
 `'acme '`, `'ACME'` and `'acmé'` would all equal `'acme'`, and even

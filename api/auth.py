@@ -22,8 +22,8 @@ from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.backends import TokenBackend
 from rest_framework_simplejwt.exceptions import TokenBackendError, TokenBackendExpiredToken
 
-from jobsched_project import anonymous_throttle
-from jobsched_project.tenants import is_valid_tenant_id
+from api import anonymous_throttle
+from domain.tenants import is_valid_tenant_id
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def issue_token(tenant_id: str, *, ttl_seconds: int = 3600, now: float | None = 
 def tenant_from_claims(claims: dict[str, Any]) -> str:
     """Return the tenant id of verified claims, or raise AuthenticationFailed.
 
-    The one grammar (jobsched_project.tenants): `'acme '`, `'ACME'` or `'acmé'`
+    The one grammar (domain.tenants): `'acme '`, `'ACME'` or `'acmé'`
     is either refused here or a different tenant than `acme`, never a match.
     """
     tenant = claims.get(settings.JWT_TENANT_CLAIM)

@@ -26,9 +26,9 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from jobsched_project.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
-from jobsched_project.masking import mask_body, mask_url
-from jobsched_project.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_tenant_id
+from console.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
+from console.masking import mask_body, mask_url
+from domain.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_tenant_id
 from tasks import limits, pausing, services
 from tasks.models import Task, TenantLimits
 

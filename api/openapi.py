@@ -23,7 +23,7 @@ import copy
 from http import HTTPStatus
 from typing import Any
 
-from jobsched_project.problems import PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE
+from api.problems import PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE
 
 MERGE_PATCH_CONTENT_TYPE = "application/merge-patch+json"
 
