@@ -93,7 +93,7 @@ class DeadSummary:
 
 
 def dead_summary(*, scan_rows: int | None = None, tenants: int | None = None) -> DeadSummary:
-    """Dead jobs per tenant in one bounded query (see admin_dead_by_tenant)."""
+    """Dead jobs per tenant in one bounded query (dead_by_tenant, jobs/sql/figures.sql)."""
     scan_rows = scan_rows or SUMMARY_SCAN_ROWS
     tenants = tenants or SUMMARY_TENANTS
     counts = queue.dead_jobs_by_tenant(scan_rows=scan_rows + 1, tenants=tenants)

@@ -12,7 +12,7 @@ text (`name=value` pairs and URLs in it).
 A tenant writes these bodies, so the work is bounded whatever they hold: every
 pattern runs in time linear in the text (possessive quantifiers, and searches
 that start only where a name or token starts: the old patterns restarted at
-every character of a long run, 12 s for 16 KiB, `python -m bench.masking`);
+every character of a long run: quadratic; figures in docs/benchmarks-notes.md);
 only the first BODY_LIMIT characters are masked and shown; JSON nested deeper
 than JSON_DEPTH_LIMIT (or than the interpreter's stack) is masked as text.
 """

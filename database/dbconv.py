@@ -1,8 +1,8 @@
 """A faster DATETIME converter for mysqlclient connections, same values.
 
 mysqlclient turns each DATETIME/TIMESTAMP text into a datetime in Python (`DateTime_or_None`:
-slices and seven int() calls, ~2.8 us a value on the 2-core machine); `datetime.fromisoformat`
-parses the same text in C (~0.3 us). The executor's claim reads three per job and its result lock
+slices and seven int() calls); `datetime.fromisoformat` parses the same text in C, several
+times faster (docs/benchmarks-notes.md). The executor's claim reads three per job and its result lock
 one. Anything fromisoformat refuses (MySQL's zero dates '0000-00-00 ...') goes to the driver's own
 converter, so every value comes out as before (naive, as Django's ORM expects).
 """

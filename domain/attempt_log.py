@@ -11,9 +11,8 @@ array, oldest first, of at most `KEPT` entries, each itself an array:
 `duration_ms` runs from the call's start to its result (for a lease taken back, from
 when the call was due to begin), so the start is `finished_at - duration_ms` and is
 not stored. Arrays and epoch numbers, not keyed objects with formatted times: the
-entry's size is most of what the log costs the hot result write (keyed objects of
-~250 bytes cost +12.7 to +17.5 percent per 500-result batch, these ~50 bytes a few
-percent; `python -m bench.result_write`). Logs written before that shape (keyed
+entry's size is most of what the log costs the hot result write (docs/benchmarks-notes.md;
+`python -m bench.result_write`). Logs written before that shape (keyed
 objects, times as 'YYYY-MM-DD HH:MM:SS.fff' UTC text) are still read: the history stores
 keep them for their TTL. Neutral (no app imports): jobs and history both carry the text.
 """

@@ -11,7 +11,7 @@ the tenant's ETag and last edit, and a task running every minute would break eve
 
 Per row the Python work is a dict lookup and one formatted string: the rows go to MySQL as
 one JSON document, and next runs are computed once per distinct (expression, zone, previous
-run), which tasks due at the same second mostly share (croniter costs 80-200 µs a call).
+run), which tasks due at the same second mostly share (croniter is the costly call).
 """
 
 from __future__ import annotations

@@ -5,18 +5,16 @@
 -- READ COMMITTED. Ages come from the database clock (NOW(3)), never the web server's.
 
 -- name: dashboard_status_counts
--- Jobs per status, each counted up to `cap` (a LIMITed derived table: "at least cap"
--- past it). Each branch is an index-only range on one status-prefixed index
--- (jobs_archiver_idx (status, finished_at) as chosen by the optimizer; any of them serves).
-SELECT 'pending' AS status, (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'pending' LIMIT %(cap)s) AS c)
+-- Jobs per status, each the one status_count (jobs/sql/figures.sql).
+SELECT 'pending' AS status, {status_count:pending}
 UNION ALL
-SELECT 'running', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'running' LIMIT %(cap)s) AS c)
+SELECT 'running', {status_count:running}
 UNION ALL
-SELECT 'succeeded', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'succeeded' LIMIT %(cap)s) AS c)
+SELECT 'succeeded', {status_count:succeeded}
 UNION ALL
-SELECT 'dead', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'dead' LIMIT %(cap)s) AS c)
+SELECT 'dead', {status_count:dead}
 UNION ALL
-SELECT 'cancelled', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'cancelled' LIMIT %(cap)s) AS c);
+SELECT 'cancelled', {status_count:cancelled};
 
 -- name: dashboard_due_level
 -- A template, one branch per priority level (jobs/dashboard.py joins them by UNION ALL):
@@ -93,19 +91,11 @@ ORDER BY finished_at DESC
 LIMIT %(sample)s;
 
 -- name: dashboard_dead_by_tenant_hour
--- Dead jobs per tenant and hour over the last `hours` hours (hours ago, 0 = this hour),
--- from at most the newest `scan_rows` of them (jobs_archiver_idx (status, finished_at),
--- read backwards; tenant_id from the rows). `scanned` tells when the scan was capped.
+-- Dead jobs per tenant and hour (hours ago, 0 = this hour) over newest_dead_jobs
+-- (jobs/sql/figures.sql) of the last `hours` hours. `scanned` tells when the scan was capped.
 SELECT s.tenant_id, TIMESTAMPDIFF(SECOND, s.finished_at, NOW(3)) DIV 3600 AS hours_ago, COUNT(*) AS dead,
        SUM(COUNT(*)) OVER () AS scanned
-FROM (
-    SELECT tenant_id, finished_at
-    FROM jobs
-    WHERE status = 'dead'
-      AND finished_at > NOW(3) - INTERVAL %(hours)s HOUR
-    ORDER BY finished_at DESC
-    LIMIT %(scan_rows)s
-) AS s
+FROM ({newest_dead_jobs}) AS s
 GROUP BY s.tenant_id, hours_ago;
 
 -- name: dashboard_paused_tenants
