@@ -1,4 +1,4 @@
--- The queue dashboard's reads (jobs/dashboard.py): one page refresh runs each once.
+-- The queue dashboard's reads (jobs/queue/dashboard.py): one page refresh runs each once.
 -- Every read is bounded by an index range and a cap, never a whole-table count, so
 -- a refresh every few seconds stays cheap with a million jobs in the table (figures:
 -- `python -m bench.dashboard`, README "Support staff"). No locks: plain reads under
@@ -17,7 +17,7 @@ UNION ALL
 SELECT 'cancelled', {status_count:cancelled};
 
 -- name: dashboard_due_level
--- A template, one branch per priority level (jobs/dashboard.py joins them by UNION ALL):
+-- A template, one branch per priority level (jobs/queue/dashboard.py joins them by UNION ALL):
 -- the level's pending jobs due now, counted up to `cap`, and its oldest pending due time.
 -- Both read jobs_claim_idx (pending_priority, next_attempt_at; pending_priority is the priority
 -- of a pending job, NULL otherwise: jobs.models.Job): the count as one range that ends at
@@ -110,7 +110,7 @@ ORDER BY l.paused_at, l.tenant_id
 LIMIT %(tenants)s;
 
 -- name: dashboard_tenant_pending
--- A template, one branch per paused tenant shown (jobs/dashboard.py joins them by UNION ALL):
+-- A template, one branch per paused tenant shown (jobs/queue/dashboard.py joins them by UNION ALL):
 -- the tenant's pending jobs, held while it is paused, counted up to `cap` along jobs_dlq_idx
 -- (tenant_id, status), index only. {n} is the branch's number.
 SELECT %(tenant_{n})s AS tenant_id,
