@@ -54,7 +54,7 @@ ORDER BY held DESC, r.worker_id
 LIMIT %(workers)s;
 
 -- name: dashboard_finished_minute
--- A template, one branch per (minute, status), joined by UNION ALL in jobs/dashboard.py:
+-- A template, one branch per (minute, status), joined by UNION ALL in jobs/queue/dashboard.py:
 -- the jobs finished in that minute (minutes ago; 0 = the last 60 s), counted up to `cap`
 -- along jobs_archiver_idx (status, finished_at), index only, newest first. When the cap is
 -- reached, `span_us` (from the oldest counted to the minute's end) lets the caller estimate
@@ -74,7 +74,7 @@ FROM (
 ) AS f
 
 -- name: dashboard_lateness_minute
--- A template, one branch per (minute, status), joined by UNION ALL in jobs/dashboard.py:
+-- A template, one branch per (minute, status), joined by UNION ALL in jobs/queue/dashboard.py:
 -- the newest `sample` jobs finished in that minute, read backwards along jobs_archiver_idx
 -- (status, finished_at) so only the sampled rows are looked up. Lateness is how long after
 -- its due time the job's last attempt was claimed (started_at - next_attempt_at, never
