@@ -12,7 +12,7 @@ import sys
 import tempfile
 
 # Each worker process writes its Prometheus counts here and /metrics adds them up
-# (jobsched_project/metrics.py); set before anything imports prometheus_client.
+# (api/prometheus.py); set before anything imports prometheus_client.
 if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="jobsched-metrics-")
 _metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
@@ -41,7 +41,7 @@ timeout = settings.GUNICORN_TIMEOUT
 # Kubernetes sends SIGTERM, then SIGKILL after terminationGracePeriodSeconds (deploy/k8s).
 graceful_timeout = 20
 keepalive = 5
-# The access log is Django's (jobsched_project/access.py: one line per request with tenant,
+# The access log is Django's (api/access_log.py: one line per request with tenant,
 # route, status, ms and request id, in LOG_FORMAT); gunicorn's own would repeat each line.
 accesslog = None
 # gunicorn's messages (boot, worker timeouts) through the same handler and format as Django's.

@@ -29,7 +29,7 @@ def main() -> None:
     except ImproperlyConfigured as exc:
         sys.exit(f"jobsched: configuration error: {exc}")
     except OperationalError as exc:
-        from jobsched_project.database import describe_unreachable
+        from database.reachability import describe_unreachable
 
         sys.exit(describe_unreachable(exc))
 

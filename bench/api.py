@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     from bench.database import use_database
-    from jobsched_project.database import database_url_for
+    from database.reachability import database_url_for
 
     env = {
         **os.environ,

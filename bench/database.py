@@ -17,7 +17,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 
-from jobsched_project.ids import new_id
+from domain.ids import new_id
 
 INSERT_BATCH = 2000
 JOB_COLUMNS = (

@@ -29,8 +29,8 @@ from bench.database import connect, db_now, insert_jobs, use_database, whole_sec
 from bench.figures import rank_percentile
 from bench.procs import Child, cpu_seconds, database_server_pid, start_executors, stop_all
 from bench.receiver import Receiver
+from database.reachability import database_url_for
 from jobs import queue
-from jobsched_project.database import database_url_for
 from workers.executor.http import ENGINES
 
 CLAIM_SAMPLES = 200

@@ -36,10 +36,10 @@ from django.db import connection
 from bench.database import connect, db_now, insert_jobs, use_database, whole_second_after
 from bench.procs import Child, start_executors, stop_all
 from bench.receiver import Receiver
+from database.reachability import database_url_for
+from domain.ids import new_id
 from jobs.fairness import TenantCursor
 from jobs.queue.claims import claim_fair_share, claim_priority_first
-from jobsched_project.database import database_url_for
-from jobsched_project.ids import new_id
 
 EMPTY_POLL_SAMPLES = 200
 CLAIM_LIMIT = 500

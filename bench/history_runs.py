@@ -13,13 +13,13 @@ from django.db import connection
 from django.utils import timezone
 
 from bench.scheduler import _use_bench_database
+from domain.ids import new_id
+from domain.records import JobRecord
 from history.base import HistoryStore
 from history.cassandra_store import CassandraHistoryStore, connect, schema_statements
 from history.sql_store import SqlHistoryStore
 from jobs.models import Job, JobStatus
 from jobs.selectors import task_history
-from jobsched_project.ids import new_id
-from jobsched_project.records import JobRecord
 from tasks.models import Task
 from tests.factories import make_task
 from workers.archiver import DEFAULT_BATCH_SIZE, Archiver

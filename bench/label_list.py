@@ -28,7 +28,7 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 
 def _fill(count: int) -> None:
-    from jobsched_project.ids import new_id
+    from domain.ids import new_id
     from tasks.models import Task, TaskLabel
 
     TaskLabel.objects.all().delete()

@@ -1,4 +1,4 @@
-"""Time the support console's masking (jobsched_project.masking) on bodies built against it.
+"""Time the support console's masking (console.masking) on bodies built against it.
 
     python -m bench.masking [--sizes 16384,65536] [--before REV] [--before-sizes 4096,16384]
 
@@ -47,9 +47,9 @@ def adversarial_bodies(size: int) -> dict[str, str]:
 
 
 def _module_at(revision: str):
-    """jobsched_project/masking.py as it was at `revision`, loaded as a module of its own."""
+    """console/masking.py as it was at `revision`, loaded as a module of its own."""
     source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{revision}:jobsched_project/masking.py"],
+        ["git", "-C", str(ROOT), "show", f"{revision}:console/masking.py"],
         check=True,
         capture_output=True,
         text=True,
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
-    from jobsched_project import masking
+    from console import masking
 
     report: dict = {
         "machine": {"cores": os.cpu_count(), "load_1m": round(os.getloadavg()[0], 2)},

@@ -48,9 +48,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from bench.database import use_database
     from bench.procs import NoServerThread, server_thread_clock
+    from domain.ids import new_id
     from jobs.models import Job
     from jobs.queue import JobResult, Outcome, record_results, statements
-    from jobsched_project.ids import new_id
     from tests.factories import make_task
 
     use_database(options.database)
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     with connection.cursor() as cursor:
         cursor.execute("TRUNCATE TABLE jobs")
     task = make_task(tenant_id="bench")
-    # Earlier attempts as the writers store them (jobsched_project.attempt_log), one second apart.
+    # Earlier attempts as the writers store them (domain.attempt_log), one second apart.
     entries = [[n, 1796130000125 + 1000 * n, 40, "pending", 503, "HTTP 503"] for n in range(options.log_entries)]
     log = json.dumps(entries) if entries else None  # a job's first result finds no log
     ids = [new_id() for _ in range(options.batch)]

@@ -25,7 +25,7 @@ from django.db import connection
 
 from bench.database import insert_tasks, use_database
 from bench.procs import MANAGE, Child, stop_all
-from jobsched_project.database import database_url_for
+from database.reachability import database_url_for
 from workers.loop import StopFlag, WorkerLoop
 from workers.scheduler import DEFAULT_BATCH_SIZE, Scheduler
 

@@ -112,7 +112,7 @@ def _task_rows(*, tasks: int, tenants: int, url: str) -> Iterator[tuple]:
 
 def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dict[str, Any]:
     """The real processes on N tasks due at one second; the figures of that run."""
-    from jobsched_project.database import database_url_for
+    from database.reachability import database_url_for
 
     from .database import connect, db_now, insert_tasks, use_database, whole_second_after
     from .figures import cpu_figures, fire_figures

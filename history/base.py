@@ -1,6 +1,6 @@
 """The history port: where finished jobs live after they leave the queue.
 
-A store keeps one `JobRecord` (jobsched_project.records) per job, keyed like the Cassandra table:
+A store keeps one `JobRecord` (domain.records) per job, keyed like the Cassandra table:
 (tenant_id, task_id, scheduled_at, job_id), newest first, plus a lookup by
 (tenant_id, job_id). The tenant is part of every key, so a read with the wrong
 tenant finds nothing. Writes are upserts by key: the archiver may write a job
@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterable
 from typing import overload
 
-from jobsched_project.records import JobRecord, Position
+from domain.records import JobRecord, Position
 
 UTC = dt.UTC
 

@@ -40,15 +40,15 @@ from cassandra.cluster import NoHostAvailable
 from cassandra.query import UNSET_VALUE
 from django.conf import settings
 
+from domain.records import STORED_FIELDS
 from history.base import HistoryStore, HistoryUnavailable, JobRecord, Position, truncate_to_millis
-from jobsched_project.records import STORED_FIELDS
 
 logger = logging.getLogger(__name__)
 
 MAX_IN_FLIGHT = 64
 UNAVAILABLE_ERRORS = (NoHostAvailable, OperationTimedOut, RequestExecutionException)
 
-# Column lists from the record's fields (jobsched_project.records): the table names the id job_id, and
+# Column lists from the record's fields (domain.records): the table names the id job_id, and
 # splits scheduled_at into a millisecond timestamp and the microseconds below it.
 _KEY_FIELDS = ("id", "tenant_id", "task_id", "scheduled_at")
 _VALUE_FIELDS = tuple(name for name in STORED_FIELDS if name not in _KEY_FIELDS)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from django.db import models
 
-from jobsched_project.ids import BinaryUUIDField
-from jobsched_project.tenants import TenantIdField
+from domain.ids import BinaryUUIDField
+from domain.tenants import TenantIdField
 
 
 class HistoryEntry(models.Model):
@@ -34,7 +34,7 @@ class HistoryEntry(models.Model):
     response_body = models.TextField(null=True)
     started_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField(null=True)
-    attempts = models.TextField(null=True)  # the attempt log, JSON text (jobsched_project.attempt_log)
+    attempts = models.TextField(null=True)  # the attempt log, JSON text (domain.attempt_log)
 
     expires_at = models.DateTimeField()
 

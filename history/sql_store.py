@@ -16,9 +16,9 @@ from typing import overload
 from django.conf import settings
 from django.db import DatabaseError, connections
 
+from database.sqlfiles import expand, load_queries
+from domain.records import STORED_FIELDS, record_from_sql_row, sql_columns
 from history.base import NEWEST, HistoryStore, HistoryUnavailable, JobRecord, Position
-from jobsched_project.records import STORED_FIELDS, record_from_sql_row, sql_columns
-from jobsched_project.sqlfiles import expand, load_queries
 
 # job_history names the job's id job_id; every column list comes from the record's fields.
 _SELECT_COLUMNS = sql_columns(id_column="job_id")

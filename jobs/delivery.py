@@ -28,8 +28,8 @@ USER_AGENT = "jobsched-executor/1.0"
 
 @functools.lru_cache(maxsize=4096)
 def _second_text(epoch_second: int) -> str:
-    """`2027-01-01T09:00:00`, formatted once per distinct second (strftime was 3.5 % of the
-    executor's samples in `make bench --profile`; a burst's jobs share their seconds)."""
+    """`2027-01-01T09:00:00`, formatted once per distinct second (strftime showed in the
+    executor's profile, `make bench --profile`; a burst's jobs share their seconds)."""
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(epoch_second))
 
 

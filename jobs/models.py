@@ -12,8 +12,8 @@ from typing import ClassVar
 
 from django.db import models
 
-from jobsched_project.ids import BinaryUUIDField, new_id
-from jobsched_project.tenants import ExactCharField, TenantIdField
+from domain.ids import BinaryUUIDField, new_id
+from domain.tenants import ExactCharField, TenantIdField
 from tasks.priority import DEFAULT_PRIORITY
 
 
@@ -50,7 +50,7 @@ class Job(models.Model):
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     error = models.CharField(max_length=1024, null=True, blank=True)
     response_body = models.TextField(null=True, blank=True)  # truncated by the executor
-    # The attempt log, JSON text appended by the fenced result write (jobsched_project.records).
+    # The attempt log, JSON text appended by the fenced result write (domain.records).
     attempts = models.TextField(null=True, blank=True)
 
     # The request snapshot the executor sends, copied from the task at scheduling time.

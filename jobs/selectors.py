@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from django.db import connections
 from django.db.models import Q, QuerySet
 
+from domain.records import RECORD_FIELDS, JobRecord, Position
 from history.base import HistoryStore
 from jobs.models import Job, JobStatus
-from jobsched_project.records import RECORD_FIELDS, JobRecord, Position
 
 # Threads that read the history store while the request thread reads MySQL.
 _STORE_READERS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="history-read")

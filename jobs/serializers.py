@@ -5,8 +5,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from domain.attempt_log import read_attempts
 from jobs.models import JobStatus
-from jobsched_project.attempt_log import read_attempts
 
 
 class JobRequestOutput(serializers.Serializer):
@@ -15,7 +15,7 @@ class JobRequestOutput(serializers.Serializer):
 
 
 class AttemptOutput(serializers.Serializer):
-    """One entry of a job's attempt log (the last 20 attempts are kept; `jobsched_project.attempt_log`)."""
+    """One entry of a job's attempt log (the last 20 attempts are kept; `domain.attempt_log`)."""
 
     attempt = serializers.IntegerField()
     started_at = serializers.DateTimeField(
@@ -54,7 +54,7 @@ class JobOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
     response_body = serializers.CharField(allow_null=True)
     request = JobRequestOutput(source="*")
-    attempts = serializers.SerializerMethodField()  # from the log's text (jobsched_project.attempt_log)
+    attempts = serializers.SerializerMethodField()  # from the log's text (domain.attempt_log)
     archived = serializers.BooleanField()
 
     @extend_schema_field(AttemptOutput(many=True))

@@ -19,14 +19,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from history.base import HistoryUnavailable
-from history.stores import get_history_store
-from jobs import runs, selectors
-from jobs.serializers import JobOutput, JobPage
-from jobs.services import ChangeOutcome, RetryOutcome, job_cancel, job_retry
-from jobsched_project.auth import tenant_of
-from jobsched_project.ids import parse_id
-from jobsched_project.params import (
+from api.auth import tenant_of
+from api.params import (
     CURSOR_PARAMETER,
     ID_PARAMETER_SCHEMA,
     LIMIT_PARAMETER,
@@ -35,7 +29,13 @@ from jobsched_project.params import (
     page_limit,
     query_id,
 )
-from jobsched_project.problems import Problem, not_found
+from api.problems import Problem, not_found
+from domain.ids import parse_id
+from history.base import HistoryUnavailable
+from history.stores import get_history_store
+from jobs import run_now, selectors
+from jobs.serializers import JobOutput, JobPage
+from jobs.services import ChangeOutcome, RetryOutcome, job_cancel, job_retry
 from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, idempotency_key_problem
 from tasks.selectors import task_get
 
@@ -293,10 +293,10 @@ class TaskRunView(APIView):
             raise invalid_param("Idempotency-Key", why)
         tenant_id = tenant_of(request)
         try:
-            job_id, created = runs.task_run_now(tenant_id=tenant_id, task_id=task_uuid, idempotency_key=key)
-        except runs.RunTaskNotFound:
+            job_id, created = run_now.task_run_now(tenant_id=tenant_id, task_id=task_uuid, idempotency_key=key)
+        except run_now.RunTaskNotFound:
             raise not_found("task") from None
-        except runs.RunTaskPaused:
+        except run_now.RunTaskPaused:
             raise _task_paused() from None
         try:
             job = selectors.job_get(tenant_id=tenant_id, job_id=job_id, store=get_history_store())
@@ -354,7 +354,7 @@ class TaskDryRunView(APIView):
     def post(self, request: Request, task_id: str) -> Response:
         task_uuid = _path_id(task_id, not_found("task"))
         try:
-            dry_run = runs.task_dry_run(tenant_id=tenant_of(request), task_id=task_uuid)
-        except runs.RunTaskNotFound:
+            dry_run = run_now.task_dry_run(tenant_id=tenant_of(request), task_id=task_uuid)
+        except run_now.RunTaskNotFound:
             raise not_found("task") from None
         return Response(DryRunOutput(dry_run).data)

@@ -141,7 +141,7 @@ def commands_markdown() -> str:
 
 
 def openapi_json() -> str:
-    """The schema /v1/schema serves (drf-spectacular, with jobsched_project.openapi's hook)."""
+    """The schema /v1/schema serves (drf-spectacular, with api.openapi's hook)."""
     import django
     from drf_spectacular.generators import SchemaGenerator
 

@@ -141,7 +141,7 @@ SETTINGS: dict[str, SettingDoc] = {
     ),
     "DNS_TIMEOUT_SECONDS": SettingDoc(
         EGRESS,
-        "one lookup's bound; a lookup that did not finish is never \"does not resolve\": a create or edit is a "
+        'one lookup\'s bound; a lookup that did not finish is never "does not resolve": a create or edit is a '
         "503 `url-check-unavailable`, a call fails `connection failed`",
     ),
     "DNS_LOOKUPS_PER_TENANT": SettingDoc(

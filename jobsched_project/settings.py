@@ -197,7 +197,7 @@ def _fernet_keys(name: str) -> list[str]:
 
 DEBUG = _strict_bool("DEBUG", False)
 # The DEBUG page and error mails also hide connection URLs (DATABASE_URL carries a password).
-DEFAULT_EXCEPTION_REPORTER_FILTER = "jobsched_project.exception_reporter.ConnectionUrlHidingFilter"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "api.exception_reporter.ConnectionUrlHidingFilter"
 
 # The keys production must set, named together (one at a time, a first start failed three times).
 _missing_keys = [
@@ -269,6 +269,7 @@ DATABASES = {"default": _db}
 
 # --- Apps ---
 INSTALLED_APPS = [
+    "console",  # the support console; before django.contrib.admin, so its admin/ templates win
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -288,18 +289,18 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # First: every later reader of X-Forwarded-* or the proxy's https header sees them only from a proxy.
-    "jobsched_project.proxies.UntrustedProxyHeadersMiddleware",
-    # Probes and /metrics first: answered whatever the Host header (see jobsched_project/health.py).
-    "jobsched_project.health.ProbeMiddleware",
-    "jobsched_project.request_ids.RequestIdMiddleware",
-    "jobsched_project.access.AccessLogMiddleware",
+    "api.proxies.UntrustedProxyHeadersMiddleware",
+    # Probes and /metrics first: answered whatever the Host header (see api/probes.py).
+    "api.probes.ProbeMiddleware",
+    "api.request_ids.RequestIdMiddleware",
+    "api.access_log.AccessLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "jobsched_project.anonymous_throttle.AdminLoginThrottleMiddleware",
+    "api.anonymous_throttle.AdminLoginThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -311,7 +312,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -360,13 +361,13 @@ X_FRAME_OPTIONS = "DENY"
 
 # --- Tenant API ---
 REST_FRAMEWORK = {
-    "EXCEPTION_HANDLER": "jobsched_project.problems.problem_exception_handler",
+    "EXCEPTION_HANDLER": "api.problems.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["jobsched_project.parsers.BoundedJSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
-    "DEFAULT_AUTHENTICATION_CLASSES": ["jobsched_project.auth.TenantJWTAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["jobsched_project.auth.IsTenant"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.TenantJWTAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.auth.IsTenant"],
     "DEFAULT_THROTTLE_CLASSES": ["tasks.throttling.TenantRateThrottle"],
 }
 SPECTACULAR_SETTINGS = {
@@ -378,11 +379,11 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    # PATCH bodies get their own merge-patch schema (jobsched_project.openapi), not "Patched…".
+    # PATCH bodies get their own merge-patch schema (api.openapi), not "Patched…".
     "COMPONENT_SPLIT_PATCH": False,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "jobsched_project.openapi.describe_whole_api",
+        "api.openapi.describe_whole_api",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -569,7 +570,7 @@ LOG_FORMAT = _choice("LOG_FORMAT", "text", ("text", "json"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "jobsched_project.request_ids.RequestIdFilter"}},
+    "filters": {"request_id": {"()": "api.request_ids.RequestIdFilter"}},
     "formatters": {
         "text": {"()": "jobsched_project.logs.StructuredFormatter"},
         "json": {"()": "jobsched_project.logs.JsonLineFormatter"},

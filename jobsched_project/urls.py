@@ -3,11 +3,11 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
-from jobsched_project import edge_views, health
+from api import edge_views, probes
 
 urlpatterns = [
-    path("healthz", health.healthz, name="healthz"),
-    path("readyz", health.readyz, name="readyz"),
+    path("healthz", probes.healthz, name="healthz"),
+    path("readyz", probes.readyz, name="readyz"),
     path("v1/", include("tasks.urls")),
     path("v1/", include("jobs.urls")),
     path("v1/", include("signing.urls")),
@@ -18,6 +18,6 @@ urlpatterns = [
     re_path(r"^v1(?:/(?P<rest>.*))?$", edge_views.api_fallback),
 ]
 
-handler400 = "jobsched_project.problems.bad_request_handler"
-handler404 = "jobsched_project.problems.not_found_handler"
-handler500 = "jobsched_project.problems.server_error_handler"
+handler400 = "api.problems.bad_request_handler"
+handler404 = "api.problems.not_found_handler"
+handler500 = "api.problems.server_error_handler"

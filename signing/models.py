@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.db import models
 
-from jobsched_project.ids import BinaryUUIDField, new_id
-from jobsched_project.tenants import TenantIdField
+from domain.ids import BinaryUUIDField, new_id
+from domain.tenants import TenantIdField
 
 
 class SigningSecret(models.Model):

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from jobsched_project.ids import new_id
+from domain.ids import new_id
 from signing.models import SigningSecret
 from signing.sealing import SealUnreadable, reseal, seal
 from signing.selectors import live_secrets

@@ -19,11 +19,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobsched_project.auth import tenant_of
-from jobsched_project.fields import JsonIntegerField
-from jobsched_project.ids import parse_id
-from jobsched_project.problems import Problem, not_found
-from jobsched_project.serializers import StrictSerializer
+from api.auth import tenant_of
+from api.json_fields import JsonIntegerField
+from api.problems import Problem, not_found
+from api.strict_serializer import StrictSerializer
+from domain.ids import parse_id
 from signing import selectors, services
 from signing.models import SigningSecret
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from jobsched_project.ids import BinaryUUIDField, new_id
-from jobsched_project.tenants import TenantIdField
+from domain.ids import BinaryUUIDField, new_id
+from domain.tenants import TenantIdField
 from tasks.priority import DEFAULT_PRIORITY
 from tasks.schedule import missed
 
@@ -70,7 +70,7 @@ class Task(models.Model):
     )  # dead jobs in a row; a success resets it
     last_run_job_id = BinaryUUIDField(null=True, blank=True)
     last_run_scheduled_at = models.DateTimeField(null=True, blank=True)
-    last_run_status = models.CharField(max_length=16, null=True, blank=True)  # tasks.health.LAST_RUN_STATUSES
+    last_run_status = models.CharField(max_length=16, null=True, blank=True)  # tasks.run_health.LAST_RUN_STATUSES
     last_run_http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     last_run_at = models.DateTimeField(null=True, blank=True)
     # Owned by the scheduler; tenant edits never write it except to recompute a changed schedule.

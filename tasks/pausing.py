@@ -19,7 +19,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models.functions import Now
 
-from jobsched_project.tenants import is_valid_tenant_id
+from domain.tenants import is_valid_tenant_id
 from tasks import limits
 from tasks.models import Task, TenantLimits
 

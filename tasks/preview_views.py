@@ -14,10 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobsched_project.auth import tenant_of
-from jobsched_project.ids import parse_id
-from jobsched_project.params import invalid_param
-from jobsched_project.problems import not_found
+from api.auth import tenant_of
+from api.params import invalid_param
+from api.problems import not_found
+from domain.ids import parse_id
 from tasks import selectors, services
 from tasks.models import Task, TaskStatus
 from tasks.schedule import ScheduleError, next_run_after, parse_timezone

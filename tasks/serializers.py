@@ -18,11 +18,11 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
-from jobsched_project.fields import JsonIntegerField, JsonStringField
-from jobsched_project.problems import Problem
-from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
-from jobsched_project.serializers import StrictSerializer
-from tasks import egress, health, schedule, services
+from api.json_fields import JsonIntegerField, JsonStringField
+from api.problems import Problem
+from api.strict_serializer import StrictSerializer
+from domain.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
+from tasks import egress, run_health, schedule, services
 from tasks.headers import HeaderError, validate_headers
 from tasks.labels import KEY_RULE, MAX_LABELS, VALUE_RULE, LabelError, merge_labels, validate_labels
 from tasks.models import HttpMethod, MissedRuns, Task
@@ -332,7 +332,7 @@ class LastRunOutput(serializers.Serializer):
 
     job_id = serializers.UUIDField(source="last_run_job_id")
     scheduled_at = serializers.DateTimeField(source="last_run_scheduled_at")
-    status = serializers.ChoiceField(choices=health.LAST_RUN_STATUSES, source="last_run_status")
+    status = serializers.ChoiceField(choices=run_health.LAST_RUN_STATUSES, source="last_run_status")
     http_status = serializers.IntegerField(allow_null=True, source="last_run_http_status")
     at = serializers.DateTimeField(source="last_run_at")
 

@@ -2,7 +2,7 @@
 
 `task_stopped` is sent inside the transaction that paused or deleted a task,
 right after the task's UPDATE, so a receiver's statements commit or roll back
-with it: the jobs app cancels the task's pending jobs there (jobs/lifecycle.py).
+with it: the jobs app cancels the task's pending jobs there (jobs/task_stopped.py).
 Arguments: tenant_id, task_id, deleted (False for a pause).
 """
 

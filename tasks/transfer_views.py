@@ -20,9 +20,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobsched_project.auth import tenant_of
-from jobsched_project.params import invalid_param
-from jobsched_project.problems import Problem, flatten_errors
+from api.auth import tenant_of
+from api.params import invalid_param
+from api.problems import Problem, flatten_errors
 from tasks import importing, limits, selectors, services
 from tasks.models import Task
 from tasks.serializers import TaskInput, input_of, model_fields

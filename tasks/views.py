@@ -25,11 +25,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobsched_project.auth import tenant_of
-from jobsched_project.ids import parse_id
-from jobsched_project.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
-from jobsched_project.parsers import BoundedJSONParser, MergePatchJSONParser
-from jobsched_project.problems import Problem, not_found
+from api.auth import tenant_of
+from api.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
+from api.parsers import BoundedJSONParser, MergePatchJSONParser
+from api.problems import Problem, not_found
+from domain.ids import parse_id
 from tasks import limits, selectors, services
 from tasks.labels import LabelError, parse_selector
 from tasks.models import Task

@@ -14,7 +14,7 @@ import threading
 
 from django.conf import settings
 
-from jobsched_project.database import database_url_for
+from database.reachability import database_url_for
 
 
 class DatabaseProxy:

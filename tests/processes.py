@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from jobsched_project.database import database_url_for
+from database.reachability import database_url_for
 
 
 def child_env(**extra: str) -> dict[str, str]:

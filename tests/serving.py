@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from jobsched_project.database import database_url_for
+from database.reachability import database_url_for
 from tests.processes import wait_until
 
 PRODUCTION_LIKE = {

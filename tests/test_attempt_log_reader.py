@@ -1,4 +1,4 @@
-"""Reading the attempt log's stored text (jobsched_project.attempt_log): unit level, no database."""
+"""Reading the attempt log's stored text (domain.attempt_log): unit level, no database."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from jobsched_project.attempt_log import Attempt, read_attempts
+from domain.attempt_log import Attempt, read_attempts
 
 FINISHED = dt.datetime(2026, 12, 1, 14, 0, 0, 250_000, tzinfo=dt.UTC)
 FINISHED_MS = 1796133600250  # FINISHED in Unix milliseconds

@@ -9,7 +9,7 @@ from django.db import connection
 from MySQLdb.constants import FIELD_TYPE
 from MySQLdb.times import DateTime_or_None
 
-from jobsched_project.dbconv import datetime_or_none
+from database.dbconv import datetime_or_none
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from jobsched_project.database import database_url_for
+from database.reachability import database_url_for
 
 ROOT = Path(__file__).resolve().parent.parent
 # What a plain shell lacks: none of the settings make run and the test settings provide.

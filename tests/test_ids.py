@@ -4,7 +4,7 @@ import uuid
 
 import pytest
 
-from jobsched_project.ids import new_id, parse_id
+from domain.ids import new_id, parse_id
 from tasks.models import Task
 
 

@@ -9,8 +9,8 @@ import pytest
 from django.conf import settings
 from rest_framework.test import APIClient
 
-from jobsched_project.openapi import MERGE_PATCH_CONTENT_TYPE, PROBLEM_TYPES
-from jobsched_project.problems import PROBLEM_CONTENT_TYPE
+from api.openapi import MERGE_PATCH_CONTENT_TYPE, PROBLEM_TYPES
+from api.problems import PROBLEM_CONTENT_TYPE
 
 pytestmark = pytest.mark.django_db
 

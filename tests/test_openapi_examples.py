@@ -7,7 +7,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from jobsched_project.problems import PROBLEM_CONTENT_TYPE
+from api.problems import PROBLEM_CONTENT_TYPE
 
 pytestmark = pytest.mark.django_db
 

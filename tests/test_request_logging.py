@@ -8,8 +8,8 @@ import logging
 import pytest
 from prometheus_client import REGISTRY
 
+from api.request_ids import RequestIdFilter, accepted_request_id
 from jobsched_project.logs import JsonLineFormatter, StructuredFormatter
-from jobsched_project.request_ids import RequestIdFilter, accepted_request_id
 
 TASKS = "/v1/tasks"
 

@@ -8,7 +8,7 @@ import string
 import pytest
 from prometheus_client import REGISTRY
 
-from jobsched_project.access import KNOWN_METHODS, OTHER
+from api.access_log import KNOWN_METHODS, OTHER
 
 FLOOD = 600
 

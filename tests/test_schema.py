@@ -47,7 +47,7 @@ def test_the_due_keys_are_set_for_a_pending_job_only(status):
 
 
 def test_the_pending_tenant_key_compares_as_tenant_id_does():
-    # Binary and NO PAD, as tenant_id (jobsched_project.tenants): 'acme ' and 'ACME' are other tenants.
+    # Binary and NO PAD, as tenant_id (domain.tenants): 'acme ' and 'ACME' are other tenants.
     make_job(make_task(tenant_id="acme"))
     for other in ("acme ", "ACME", "acmé"):
         assert not Job.objects.filter(pending_tenant=other).exists()

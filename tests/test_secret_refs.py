@@ -2,7 +2,7 @@
 
 import pytest
 
-from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, is_secret_ref, validate_secret_ref
+from domain.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, is_secret_ref, validate_secret_ref
 from vault.services import secret_put
 from workers.executor.secrets import SecretUnavailable, TenantSecrets
 

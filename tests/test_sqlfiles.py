@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from jobsched_project.sqlfiles import expand, load_queries, parse_queries, placeholders
+from database.sqlfiles import expand, load_queries, parse_queries, placeholders
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,10 +9,10 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from domain.records import JobRecord
+from domain.tenants import binary_collation, is_valid_tenant_id
 from history.sql_store import SqlHistoryStore
 from jobs.models import Job, JobStatus
-from jobsched_project.records import JobRecord
-from jobsched_project.tenants import binary_collation, is_valid_tenant_id
 from tasks.models import Task
 from tests.factories import make_job, make_task
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from jobsched_project.tenants import ExactCharField, TenantIdField
+from domain.tenants import ExactCharField, TenantIdField
 from vault.rules import MAX_NAME_LENGTH
 
 

@@ -16,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from jobsched_project.tenants import is_valid_tenant_id
+from domain.tenants import is_valid_tenant_id
 from vault.rules import MAX_VALUE_BYTES, is_valid_name
 
 _ESCAPED = re.compile(r"[^A-Za-z0-9_@-]")

@@ -1,6 +1,6 @@
 """What a secret's name and value may be: the API checks them on PUT, the executor before it sends.
 
-A name is a `secret_ref` (the one grammar, jobsched_project.secret_refs), and
+A name is a `secret_ref` (the one grammar, domain.secret_refs), and
 also a file name under SECRETS_DIR (vault.mounted): never a path. The value is
 sent as one header (`Authorization`), so it is one line of printable ASCII: a
 newline would inject headers.
@@ -8,7 +8,7 @@ newline would inject headers.
 
 from __future__ import annotations
 
-from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, RULE, is_secret_ref
+from domain.secret_refs import MAX_SECRET_REF_LENGTH, RULE, is_secret_ref
 
 MAX_NAME_LENGTH = MAX_SECRET_REF_LENGTH
 MAX_VALUE_BYTES = 8192

@@ -17,10 +17,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from jobsched_project.auth import tenant_of
-from jobsched_project.params import invalid_param
-from jobsched_project.problems import Problem, not_found
-from jobsched_project.serializers import StrictSerializer
+from api.auth import tenant_of
+from api.params import invalid_param
+from api.problems import Problem, not_found
+from api.strict_serializer import StrictSerializer
 from vault import rules, selectors, services
 from vault.models import TenantSecret
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass, replace
 
 from django.conf import settings
 
+from domain.records import JobRecord
 from history.base import HistoryStore, HistoryUnavailable, truncate_to_millis
 from jobs import queue
 from jobs.models import JobStatus
-from jobsched_project.records import JobRecord
 from workers.metrics import (
     ARCHIVER_FAILURES,
     ARCHIVER_KEPT,

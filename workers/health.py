@@ -28,7 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from django.conf import settings
 
-from jobsched_project.metrics import exposition
+from api.prometheus import exposition
 from workers.metrics import (
     DB_ERRORS,
     DB_UNREACHABLE_SINCE,

@@ -3,7 +3,7 @@
 # tenant_id compares byte for byte and without padding (utf8mb4_nopad_bin on MariaDB,
 # utf8mb4_0900_bin on MySQL, chosen by TenantIdField per connection): under the default
 # collation 'acme ', 'ACME' and 'acmé' all equal 'acme'. Rebuilds the table (MODIFY).
-import jobsched_project.tenants
+import domain.tenants
 from django.db import migrations
 
 
@@ -17,6 +17,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='historyentry',
             name='tenant_id',
-            field=jobsched_project.tenants.TenantIdField(),
+            field=domain.tenants.TenantIdField(),
         ),
     ]

@@ -3,14 +3,14 @@
 -- name: history_upsert
 -- An upsert by key: the archiver rewrites a job after a crash between its two writes.
 -- A rewrite refreshes the expiry, as a Cassandra rewrite refreshes the TTL.
--- history.sql_store fills in the column lists from jobsched_project.records.JobRecord's stored
+-- history.sql_store fills in the column lists from domain.records.JobRecord's stored
 -- fields (job_id for its id): all of them to insert, and `c = VALUES(c)` for each outside the key.
 INSERT INTO job_history ({insert_columns}, expires_at)
 VALUES {rows}
 ON DUPLICATE KEY UPDATE {update_columns};
 
 -- name: history_get
--- The columns are the stored fields of jobsched_project.records.JobRecord (job_id AS id).
+-- The columns are the stored fields of domain.records.JobRecord (job_id AS id).
 SELECT {record_columns}
 FROM job_history
 WHERE tenant_id = %s

@@ -9,10 +9,10 @@
 # statements, a failure after the drops left the table without its due indexes). Stop every
 # loop first and start only the new code after it (the old claim's SQL scans on these indexes).
 
-import jobsched_project.tenants
+import domain.tenants
 from django.db import migrations, models
 
-from jobsched_project.tenants import binary_collation
+from domain.tenants import binary_collation
 
 _PENDING = "CASE WHEN `status` = 'pending' THEN `{column}` ELSE NULL END"
 
@@ -69,7 +69,7 @@ class Migration(migrations.Migration):
             migrations.AddField(
                 model_name='job',
                 name='pending_tenant',
-                field=models.GeneratedField(db_persist=True, expression=models.Case(models.When(status='pending', then='tenant_id')), output_field=jobsched_project.tenants.TenantIdField(null=True)),
+                field=models.GeneratedField(db_persist=True, expression=models.Case(models.When(status='pending', then='tenant_id')), output_field=domain.tenants.TenantIdField(null=True)),
             ),
             migrations.AddIndex(
                 model_name='job',

@@ -14,9 +14,9 @@ sit beside the statements, and callers ask for what they need:
   (the archiver's) (lifecycle.py)
 - the queue's gauges for /metrics: `stats.holds_stats_lock`, `stats.queue_figures`
   (stats.py, imported as a module: only the reconciler's stats reader uses it)
-- manual retry, cancel, discard and the DLQ summary: `requeue_dead_job`, `requeue_dead_jobs_staggered`
-  (the console's bulk retry), `cancel_pending_job`, `discard_dead_job`, `job_status`, `dead_jobs_by_tenant`
-  (support.py)
+- manual retry, cancel, discard and the DLQ summary: `requeue_dead_jobs` (the one retry statement),
+  `requeue_dead_job` and `requeue_dead_jobs_staggered` (the console's bulk retry) on it, `cancel_pending_job`,
+  `discard_dead_job`, `job_status`, `jobs_status`, `dead_jobs_by_tenant` (support.py)
 - the admin's queue dashboard: `jobs.queue.dashboard.read_dashboard` (dashboard.py, bounded reads)
 
 Reads through the ORM (the job API, the admin lists) stay with their callers:
@@ -42,7 +42,9 @@ from jobs.queue.support import (
     dead_jobs_by_tenant,
     discard_dead_job,
     job_status,
+    jobs_status,
     requeue_dead_job,
+    requeue_dead_jobs,
     requeue_dead_jobs_staggered,
 )
 
@@ -66,11 +68,13 @@ __all__ = [
     "finished_jobs",
     "insert_run_now_job",
     "job_status",
+    "jobs_status",
     "max_allowed_packet",
     "purge_expired_run_requests",
     "record_results",
     "release_claims",
     "requeue_dead_job",
+    "requeue_dead_jobs",
     "requeue_dead_jobs_staggered",
     "run_request_job",
     "schedule_due_tasks",

@@ -7,8 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from domain.records import JobRecord, record_from_sql_row
 from jobs.queue.statements import STATEMENTS
-from jobsched_project.records import JobRecord, record_from_sql_row
 
 
 def finished_jobs(*, status: str, age_seconds: int, limit: int) -> list[JobRecord]:

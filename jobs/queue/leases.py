@@ -6,7 +6,7 @@ from django.db import connection, transaction
 
 from jobs.queue import task_health
 from jobs.queue.statements import STATEMENTS
-from tasks import health
+from tasks import run_health
 
 
 def sweep_expired_leases(*, limit: int) -> int:
@@ -44,6 +44,6 @@ def _task_attempt(row: tuple) -> task_health.TaskAttempt:
     """A swept row as its task's attempt: no result came back, so no HTTP status."""
     job_id, attempt, max_attempts, task_id, scheduled_at, tenant_id = row
     # The statement's own rule (attempt >= max_attempts: dead); a retry of a task that is not
-    # active is cancelled there, and tasks.health.next_health shows it so.
-    outcome = health.DEAD if attempt >= max_attempts else health.RETRYING
-    return bytes(task_id), tenant_id, health.Attempt(bytes(job_id), scheduled_at, outcome, None)
+    # active is cancelled there, and tasks.run_health.next_health shows it so.
+    outcome = run_health.DEAD if attempt >= max_attempts else run_health.RETRYING
+    return bytes(task_id), tenant_id, run_health.Attempt(bytes(job_id), scheduled_at, outcome, None)

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 from jobs.queue import task_health
 from jobs.queue.statements import STATEMENTS
-from tasks import health
+from tasks import run_health
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,11 @@ class WriteReport:
     paused_tasks: list[tuple[str, uuid.UUID]] = field(default_factory=list)  # (tenant, task) auto-paused
 
 
-_LAST_RUN_OUTCOME = {Outcome.SUCCEEDED: health.SUCCEEDED, Outcome.RETRY: health.RETRYING, Outcome.DEAD: health.DEAD}
+_LAST_RUN_OUTCOME = {
+    Outcome.SUCCEEDED: run_health.SUCCEEDED,
+    Outcome.RETRY: run_health.RETRYING,
+    Outcome.DEAD: run_health.DEAD,
+}
 
 
 def _task_attempts(written: list[JobResult], locked: dict[bytes, tuple]) -> list[task_health.TaskAttempt]:
@@ -79,7 +83,7 @@ def _task_attempts(written: list[JobResult], locked: dict[bytes, tuple]) -> list
         job_id = result.job_id.bytes
         _, _, task_id, scheduled_at, tenant_id = locked[job_id]
         outcome = _LAST_RUN_OUTCOME[result.outcome]
-        attempt = health.Attempt(job_id, scheduled_at, outcome, result.http_status)
+        attempt = run_health.Attempt(job_id, scheduled_at, outcome, result.http_status)
         attempts.append((bytes(task_id), tenant_id, attempt))
     return attempts
 

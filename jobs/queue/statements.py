@@ -8,8 +8,8 @@ positional form (`Statement`): a call binds its named values in order and fills
 its multi-row marker (`{ids}`, `{rows}`) with as many placeholder groups as
 there are rows, or `{json}` with one, the rows as a JSON document that the
 statement reads through JSON_TABLE. Named values cost a dict lookup each at bind
-time; handing the driver 3,500 named values for a 500-result write measured
-about twice the CPU of the positional form, on the executor's hottest path.
+time, which on the executor's hottest path (a 500-result write) cost far more CPU
+than the positional form (docs/benchmarks-notes.md).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from jobsched_project.records import sql_columns
-from jobsched_project.sqlfiles import load_queries, placeholders
+from database.sqlfiles import load_queries, placeholders
+from domain.records import sql_columns
 from tasks.priority import PRIORITIES
 
 QUERIES = load_queries(Path(__file__).resolve().parent.parent / "sql")
@@ -31,6 +31,34 @@ QUERIES = load_queries(Path(__file__).resolve().parent.parent / "sql")
 
 def _without_comments(query: str) -> str:
     return "\n".join(line for line in query.splitlines() if not line.lstrip().startswith("--"))
+
+
+# A block named in another as `{name}` is written into it, `{name:value}` with the template's one
+# `{slot}` set to value: a figure several statements share (jobs/sql/figures.sql) is defined once.
+_INCLUDE = re.compile(r"\{(\w+)(?::(\w+))?\}")
+_TEMPLATES = ("status_count", "newest_dead_jobs")  # included only, never run alone
+
+
+def _include(text: str) -> str:
+    def fill(match: re.Match[str]) -> str:
+        name, value = match.groups()
+        if name not in QUERIES:
+            return match.group(0)  # a marker ({ids}, {json}) or a template's own slot
+        body = _include(_without_comments(QUERIES[name]))
+        if value is None:
+            return body
+        slots = {slot for slot in re.findall(r"\{(\w+)\}", body) if slot not in QUERIES}
+        if len(slots) != 1:
+            raise ValueError(f"{name}: a template takes one slot, found {sorted(slots)}")
+        return body.replace("{" + slots.pop() + "}", value)
+
+    # Comment lines keep their braces: a comment may name a block without pulling it in.
+    return "\n".join(line if line.lstrip().startswith("--") else _INCLUDE.sub(fill, line) for line in text.splitlines())
+
+
+QUERIES.update({name: _include(text) for name, text in QUERIES.items()})
+for _template in _TEMPLATES:
+    del QUERIES[_template]
 
 
 # One probe per priority level, built once from the single definition of the range (its
@@ -52,8 +80,8 @@ def json_rows(rows: Sequence[Sequence[Any]]) -> str:
 
     Bytes (ids) become hex (the statement UNHEXes them), a datetime its text (naive: UTC, as
     `literal` writes it), a bool 0 or 1; None is null. One string for the server to parse instead of
-    a derived table of one `SELECT` per row: a 500-row table of SELECTs cost the server ~6 ms to
-    build against ~1.4 ms for the same rows through JSON_TABLE (measured, 500 results).
+    a derived table of one `SELECT` per row, which cost the server several times more to build
+    (docs/benchmarks-notes.md).
     """
     return json.dumps(
         [[_json_value(value) for value in row] for row in rows], ensure_ascii=False, separators=(",", ":")

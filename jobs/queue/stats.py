@@ -36,7 +36,7 @@ class QueueFigures:
 def queue_figures(*, cap: int, scan: int, tenants: int) -> QueueFigures:
     """The queue's figures and the `tenants` with most dead jobs among the newest `scan`, in one statement."""
     with connection.cursor() as cursor:
-        cursor.execute(QUERIES["stats_queue"], {"cap": cap, "scan": scan, "tenants": tenants})
+        cursor.execute(QUERIES["stats_queue"], {"cap": cap, "hours": None, "scan_rows": scan, "tenants": tenants})
         rows = cursor.fetchall()
     counts = {figure: int(value or 0) for figure, _, value, _ in rows if figure != "dead_by_tenant"}
     dead = [(tenant, int(value), int(scanned)) for figure, tenant, value, scanned in rows if figure == "dead_by_tenant"]

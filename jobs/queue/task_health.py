@@ -1,6 +1,6 @@
 """How a task is doing, written by whoever ends an attempt: the executor's result batch and the reconciler's sweep.
 
-One owner for the write (the rule itself is `tasks.health.next_health`): in the caller's
+One owner for the write (the rule itself is `tasks.run_health.next_health`): in the caller's
 transaction, after its jobs are locked and before their UPDATE (which reads the tasks' status, so
 an auto-pause here cancels a retry there), lock the batch's tasks in id order and write every
 task's last run, dead jobs in a row and auto-pause in one UPDATE per batch, never one per job.
@@ -19,13 +19,13 @@ from django.db import connection
 
 from jobs.queue.lifecycle import REASON_AUTO_PAUSED, cancel_task_jobs
 from jobs.queue.statements import STATEMENTS
-from tasks import health
+from tasks import run_health
 
 logger = logging.getLogger(__name__)
 
 # One ended attempt of the batch, in the order the batch holds them (oldest first):
 # (task id as stored, tenant id, the attempt).
-TaskAttempt = tuple[bytes, str, health.Attempt]
+TaskAttempt = tuple[bytes, str, run_health.Attempt]
 
 # The JSON document `result_update_tasks` reads: one row per task of the batch.
 TASK_HEALTH_COLUMNS = (
@@ -42,7 +42,7 @@ TASK_HEALTH_COLUMNS = (
 
 def update_task_health(cursor: Any, attempts: Iterable[TaskAttempt]) -> list[tuple[str, uuid.UUID]]:
     """One UPDATE of the attempts' tasks (last run, dead jobs in a row, auto-pause); the (tenant, task) it paused."""
-    by_task: dict[bytes, list[health.Attempt]] = {}
+    by_task: dict[bytes, list[run_health.Attempt]] = {}
     tenants: dict[bytes, str] = {}
     for task_id, tenant_id, attempt in attempts:
         tenants[task_id] = tenant_id
@@ -59,7 +59,7 @@ def update_task_health(cursor: Any, attempts: Iterable[TaskAttempt]) -> list[tup
     paused = []
     for task_id, status, failures, auto_pause_after in cursor.fetchall():
         task_id = bytes(task_id)
-        state = health.next_health(
+        state = run_health.next_health(
             status=status,
             consecutive_failures=failures,
             auto_pause_after=auto_pause_after,

@@ -3,7 +3,7 @@
 -- name: archive_select
 -- Terminal jobs of one status finished before the cutoff, oldest first, through
 -- jobs_archiver_idx (status, finished_at). No lock: the delete's guard decides.
--- The columns are the stored fields of jobsched_project.records.JobRecord, filled in by jobs.queue.
+-- The columns are the stored fields of domain.records.JobRecord, filled in by jobs.queue.
 SELECT {record_columns}
 FROM jobs
 WHERE status = %(status)s

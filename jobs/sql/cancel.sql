@@ -1,7 +1,7 @@
 -- Cancel (pending) and discard (dead), by support staff or by the tenant (jobs/queue/support.py,
 -- called by jobs/services.py).
 -- Both are compare-and-sets on status like the manual retry: 0 rows means the job is gone
--- or no longer in the state the caller saw, and a second read (retry_job_status) says which.
+-- or no longer in the state the caller saw, and a second read (retry_jobs_status) says which.
 
 -- name: cancel_pending_job
 -- pending → cancelled, never to run. A claim racing this either locked the row first (FOR

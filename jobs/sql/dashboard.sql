@@ -1,25 +1,23 @@
--- The queue dashboard's reads (jobs/dashboard.py): one page refresh runs each once.
+-- The queue dashboard's reads (jobs/queue/dashboard.py): one page refresh runs each once.
 -- Every read is bounded by an index range and a cap, never a whole-table count, so
 -- a refresh every few seconds stays cheap with a million jobs in the table (figures:
 -- `python -m bench.dashboard`, README "Support staff"). No locks: plain reads under
 -- READ COMMITTED. Ages come from the database clock (NOW(3)), never the web server's.
 
 -- name: dashboard_status_counts
--- Jobs per status, each counted up to `cap` (a LIMITed derived table: "at least cap"
--- past it). Each branch is an index-only range on one status-prefixed index
--- (jobs_archiver_idx (status, finished_at) as chosen by the optimizer; any of them serves).
-SELECT 'pending' AS status, (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'pending' LIMIT %(cap)s) AS c)
+-- Jobs per status, each the one status_count (jobs/sql/figures.sql).
+SELECT 'pending' AS status, {status_count:pending}
 UNION ALL
-SELECT 'running', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'running' LIMIT %(cap)s) AS c)
+SELECT 'running', {status_count:running}
 UNION ALL
-SELECT 'succeeded', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'succeeded' LIMIT %(cap)s) AS c)
+SELECT 'succeeded', {status_count:succeeded}
 UNION ALL
-SELECT 'dead', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'dead' LIMIT %(cap)s) AS c)
+SELECT 'dead', {status_count:dead}
 UNION ALL
-SELECT 'cancelled', (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'cancelled' LIMIT %(cap)s) AS c);
+SELECT 'cancelled', {status_count:cancelled};
 
 -- name: dashboard_due_level
--- A template, one branch per priority level (jobs/dashboard.py joins them by UNION ALL):
+-- A template, one branch per priority level (jobs/queue/dashboard.py joins them by UNION ALL):
 -- the level's pending jobs due now, counted up to `cap`, and its oldest pending due time.
 -- Both read jobs_claim_idx (pending_priority, next_attempt_at; pending_priority is the priority
 -- of a pending job, NULL otherwise: jobs.models.Job): the count as one range that ends at
@@ -56,7 +54,7 @@ ORDER BY held DESC, r.worker_id
 LIMIT %(workers)s;
 
 -- name: dashboard_finished_minute
--- A template, one branch per (minute, status), joined by UNION ALL in jobs/dashboard.py:
+-- A template, one branch per (minute, status), joined by UNION ALL in jobs/queue/dashboard.py:
 -- the jobs finished in that minute (minutes ago; 0 = the last 60 s), counted up to `cap`
 -- along jobs_archiver_idx (status, finished_at), index only, newest first. When the cap is
 -- reached, `span_us` (from the oldest counted to the minute's end) lets the caller estimate
@@ -76,7 +74,7 @@ FROM (
 ) AS f
 
 -- name: dashboard_lateness_minute
--- A template, one branch per (minute, status), joined by UNION ALL in jobs/dashboard.py:
+-- A template, one branch per (minute, status), joined by UNION ALL in jobs/queue/dashboard.py:
 -- the newest `sample` jobs finished in that minute, read backwards along jobs_archiver_idx
 -- (status, finished_at) so only the sampled rows are looked up. Lateness is how long after
 -- its due time the job's last attempt was claimed (started_at - next_attempt_at, never
@@ -93,19 +91,11 @@ ORDER BY finished_at DESC
 LIMIT %(sample)s;
 
 -- name: dashboard_dead_by_tenant_hour
--- Dead jobs per tenant and hour over the last `hours` hours (hours ago, 0 = this hour),
--- from at most the newest `scan_rows` of them (jobs_archiver_idx (status, finished_at),
--- read backwards; tenant_id from the rows). `scanned` tells when the scan was capped.
+-- Dead jobs per tenant and hour (hours ago, 0 = this hour) over newest_dead_jobs
+-- (jobs/sql/figures.sql) of the last `hours` hours. `scanned` tells when the scan was capped.
 SELECT s.tenant_id, TIMESTAMPDIFF(SECOND, s.finished_at, NOW(3)) DIV 3600 AS hours_ago, COUNT(*) AS dead,
        SUM(COUNT(*)) OVER () AS scanned
-FROM (
-    SELECT tenant_id, finished_at
-    FROM jobs
-    WHERE status = 'dead'
-      AND finished_at > NOW(3) - INTERVAL %(hours)s HOUR
-    ORDER BY finished_at DESC
-    LIMIT %(scan_rows)s
-) AS s
+FROM ({newest_dead_jobs}) AS s
 GROUP BY s.tenant_id, hours_ago;
 
 -- name: dashboard_paused_tenants
@@ -120,7 +110,7 @@ ORDER BY l.paused_at, l.tenant_id
 LIMIT %(tenants)s;
 
 -- name: dashboard_tenant_pending
--- A template, one branch per paused tenant shown (jobs/dashboard.py joins them by UNION ALL):
+-- A template, one branch per paused tenant shown (jobs/queue/dashboard.py joins them by UNION ALL):
 -- the tenant's pending jobs, held while it is paused, counted up to `cap` along jobs_dlq_idx
 -- (tenant_id, status), index only. {n} is the branch's number.
 SELECT %(tenant_{n})s AS tenant_id,

@@ -146,7 +146,7 @@ UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (
 STRAIGHT_JOIN jobs AS j FORCE INDEX (PRIMARY) ON j.id = UNHEX(r.id)
 LEFT JOIN tasks AS t FORCE INDEX (PRIMARY) ON t.id = j.task_id
 SET -- The attempt log, in the same statement (no extra round trip): one compact entry
-    -- [attempt, finished_at, duration_ms, status, http_status, error] (jobsched_project.attempt_log
+    -- [attempt, finished_at, duration_ms, status, http_status, error] (domain.attempt_log
     -- reads it; finished_at is Unix milliseconds from NOW(3), the start is finished_at - duration_ms;
     -- not UNIX_TIMESTAMP, which is NULL past 2038 before MariaDB 11.5; from a typed literal: the
     -- string '1970-01-01' was parsed again on every row, +3 points of the server's CPU),

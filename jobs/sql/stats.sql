@@ -12,26 +12,21 @@ SELECT IF(IS_USED_LOCK(%(name)s) = CONNECTION_ID(), 1, GET_LOCK(%(name)s, 0));
 -- Every figure of one report in ONE statement, so all come from one read view (READ COMMITTED
 -- takes a snapshot per statement): two statements let a job die between them, and a scrape
 -- then showed it among the dead by tenant but not in the dead count (a flaky test: 0.0 == 1).
--- One row per figure (tenant_id and scanned NULL). Each status count reads at most `cap`
--- entries of an index whose first column is status (so "at least cap" past it, never a
--- whole-table count); the oldest due pending job is 10 index dives (the claim index's loose
+-- One row per figure (tenant_id and scanned NULL). Each status count is the one status_count
+-- (jobs/sql/figures.sql); the oldest due pending job is 10 index dives (the claim index's loose
 -- scan, one per priority: its pending_priority is NULL for every job not pending); expired
 -- leases read the running jobs' range of jobs_archiver_idx (the executors' slots bound it) and
--- each one's lease. Then one row per tenant among the `tenants` with most dead jobs in the
--- newest `scan` dead jobs (jobs_archiver_idx; `tenants` = 0 reads none: tenant ids are off
+-- each one's lease. Then one row per tenant of dead_by_tenant (jobs/sql/figures.sql: the `tenants` with most
+-- dead jobs in the newest `scan_rows` dead jobs; `tenants` = 0 reads none: tenant ids are off
 -- the metrics unless METRICS_TENANT_LABELS), `scanned` the rows read in all, so the rest can
 -- be reported as "other".
-SELECT
-    'pending' AS figure,
-    NULL AS tenant_id,
-    (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'pending' LIMIT %(cap)s) AS c) AS value,
-    NULL AS scanned
+SELECT 'pending' AS figure, NULL AS tenant_id, {status_count:pending} AS value, NULL AS scanned
 UNION ALL
-SELECT 'running', NULL, (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'running' LIMIT %(cap)s) AS c), NULL
+SELECT 'running', NULL, {status_count:running}, NULL
 UNION ALL
-SELECT 'succeeded', NULL, (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'succeeded' LIMIT %(cap)s) AS c), NULL
+SELECT 'succeeded', NULL, {status_count:succeeded}, NULL
 UNION ALL
-SELECT 'dead', NULL, (SELECT COUNT(*) FROM (SELECT 1 FROM jobs WHERE status = 'dead' LIMIT %(cap)s) AS c), NULL
+SELECT 'dead', NULL, {status_count:dead}, NULL
 UNION ALL
 SELECT 'expired_leases', NULL, (
     SELECT COUNT(*) FROM (
@@ -46,16 +41,4 @@ SELECT 'oldest_due_pending_ms', NULL, (
 ), NULL
 UNION ALL
 SELECT 'dead_by_tenant', t.tenant_id, t.dead, t.scanned
-FROM (
-    SELECT s.tenant_id, COUNT(*) AS dead, SUM(COUNT(*)) OVER () AS scanned
-    FROM (
-        SELECT tenant_id
-        FROM jobs
-        WHERE status = 'dead'
-        ORDER BY finished_at DESC
-        LIMIT %(scan)s
-    ) AS s
-    GROUP BY s.tenant_id
-    ORDER BY dead DESC, s.tenant_id
-    LIMIT %(tenants)s
-) AS t;
+FROM ({dead_by_tenant}) AS t;

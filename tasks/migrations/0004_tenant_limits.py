@@ -4,7 +4,7 @@
 # (tasks.limits). tasks_tenant_status_idx counts a tenant's active tasks from the index.
 
 import django.core.validators
-import jobsched_project.tenants
+import domain.tenants
 from django.db import migrations, models
 
 
@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='TenantLimits',
             fields=[
-                ('tenant_id', jobsched_project.tenants.TenantIdField(primary_key=True, serialize=False)),
+                ('tenant_id', domain.tenants.TenantIdField(primary_key=True, serialize=False)),
                 ('max_running_jobs', models.PositiveIntegerField(blank=True, help_text='Jobs running at once across every executor; empty = TENANT_MAX_RUNNING_JOBS.', null=True, validators=[django.core.validators.MinValueValidator(1)])),
                 ('max_active_tasks', models.PositiveIntegerField(blank=True, help_text='Active tasks; empty = TENANT_MAX_ACTIVE_TASKS.', null=True, validators=[django.core.validators.MinValueValidator(1)])),
                 ('note', models.CharField(blank=True, default='', help_text="Why this tenant's limits differ.", max_length=200)),

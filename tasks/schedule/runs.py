@@ -143,8 +143,8 @@ def _gap_end(tz: ZoneInfo, before: datetime, after: datetime) -> datetime:
 class NextRunMemo:
     """Compute each distinct (expression, zone, previous run) once per tick.
 
-    Tasks due together mostly share all three, and one next run costs
-    croniter 80-200 µs; create one memo per tick and drop it after. Errors are
+    Tasks due together mostly share all three, and one next run is
+    croniter's costliest call of a tick; create one memo per tick and drop it after. Errors are
     remembered too, so a broken expression shared by many rows costs once.
     """
 

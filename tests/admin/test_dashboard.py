@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.urls import reverse
 
-from jobs import charts
+from console import charts
 from jobs.models import JobStatus
 from jobs.queue import dashboard
 from tasks.models import TenantLimits

@@ -192,7 +192,7 @@ def test_the_admin_index_shows_the_summary_to_those_who_may_see_dead_jobs(suppor
 
 
 def test_a_list_longer_than_the_count_cap_says_more_than_the_cap(support_user, client_as, monkeypatch):
-    from jobsched_project.admin_base import CappedCountPaginator
+    from console.admin_base import CappedCountPaginator
 
     monkeypatch.setattr(CappedCountPaginator, "cap", 2)
     task = make_task()
@@ -329,13 +329,13 @@ def test_a_bulk_retry_that_fails_midway_requeues_nothing_and_logs_nothing(suppor
     from jobs.queue import support
     from jobs.queue.statements import Statement
 
-    # The staggered UPDATE fails after the lock: the one transaction rolls back whole.
+    # The retry UPDATE fails after the lock: the one transaction rolls back whole.
     broken = Statement.compile(
         "broken",
         "UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (id CHAR(32) PATH '$[0]')) AS s"
         " STRAIGHT_JOIN jobs AS j ON j.id = UNHEX(s.id) SET j.no_such = 1",
     )
-    monkeypatch.setitem(support.STATEMENTS, "retry_dead_jobs_staggered", broken)
+    monkeypatch.setitem(support.STATEMENTS, "retry_dead_jobs", broken)
     jobs = [make_dead_job(make_task()) for _ in range(3)]
     client = client_as(support_user)
     client.raise_request_exception = False

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from django.urls import reverse
 
-from jobs import dashboard_view
+from console import dashboard_page
 from jobs.models import JobStatus
 from tests.admin.support import PASSWORD, make_dead_job, make_staff, support_group
 from tests.browser.conftest import ARTIFACTS, BROWSER, ROOT
@@ -60,7 +60,7 @@ def fill_a_busy_queue() -> object:
 
 
 def test_the_dashboard_refreshes_its_figures_without_reloading(live_server, page, monkeypatch):
-    monkeypatch.setattr(dashboard_view, "REFRESH_SECONDS", 1)
+    monkeypatch.setattr(dashboard_page, "REFRESH_SECONDS", 1)
     make_staff("agent", groups=(support_group(),))
     acme = fill_a_busy_queue()
     url = live_server.url + reverse("admin:jobs_dashboard")

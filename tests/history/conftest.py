@@ -12,11 +12,11 @@ import uuid
 
 import pytest
 
+from domain.ids import new_id
 from history.base import JobRecord
 from history.cassandra_store import CassandraHistoryStore
 from history.memory import InMemoryHistoryStore
 from history.sql_store import SqlHistoryStore
-from jobsched_project.ids import new_id
 from tests.cassandra_node import needs_cassandra
 from tests.history.fake_cassandra import FakeCassandraSession
 

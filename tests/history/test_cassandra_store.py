@@ -14,10 +14,10 @@ import pytest
 from cassandra import ConsistencyLevel, WriteTimeout
 from cassandra.query import UNSET_VALUE
 
+from domain.ids import new_id
 from history import cassandra_store as cs
 from history.base import HistoryUnavailable, Position
 from history.cassandra_store import CassandraHistoryStore
-from jobsched_project.ids import new_id
 from tests.history.conftest import make_record
 from tests.history.fake_cassandra import FakeCassandraSession
 

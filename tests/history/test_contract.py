@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
+from domain.ids import new_id
 from history.base import Position
-from jobsched_project.ids import new_id
 from tests.history.conftest import make_record
 
 # The SQL adapter needs the database; the others ignore it.

@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from domain.ids import new_id
 from jobs.models import Job, JobStatus
 from jobs.services import CANCELLED_BY_TENANT
-from jobsched_project.ids import new_id
 from tests.factories import make_job
 
 pytestmark = pytest.mark.django_db

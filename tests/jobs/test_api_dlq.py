@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from domain.ids import new_id
 from jobs.models import JobStatus
-from jobsched_project.ids import new_id
 from tests.factories import make_job, make_task
 
 pytestmark = pytest.mark.django_db

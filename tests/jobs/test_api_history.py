@@ -9,13 +9,13 @@ from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from domain.ids import new_id
+from domain.records import STORED_FIELDS
 from history.base import HistoryUnavailable, JobRecord, Position
 from history.sql_store import SqlHistoryStore
 from history.stores import set_history_store
 from jobs.models import JobStatus
 from jobs.selectors import decode_cursor, encode_cursor, merge_newest_first
-from jobsched_project.ids import new_id
-from jobsched_project.records import STORED_FIELDS
 from tests.factories import make_job, make_task
 from tests.history.conftest import make_record
 

@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from domain.ids import new_id
 from history.base import HistoryUnavailable
 from jobs.models import Job, JobStatus
-from jobsched_project.ids import new_id
 from tests.factories import make_job, make_task
 from tests.history.conftest import make_record
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection
 
+from domain.records import STORED_FIELDS
 from jobs.queue.statements import QUERIES, STATEMENTS, Statement, literal
-from jobsched_project.records import STORED_FIELDS
 from tasks.priority import PRIORITIES
 
 

@@ -8,9 +8,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from domain.ids import new_id
 from jobs.models import Job, JobStatus
 from jobs.services import RetryOutcome, job_retry
-from jobsched_project.ids import new_id
 from tests.concurrency import at_once
 from tests.factories import make_job, make_task
 

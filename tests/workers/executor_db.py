@@ -8,8 +8,8 @@ from typing import Any
 
 from django.db import connection
 
+from domain.ids import new_id
 from jobs.models import Job, JobStatus
-from jobsched_project.ids import new_id
 
 
 def db_now() -> datetime:

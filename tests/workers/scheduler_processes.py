@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jobsched_project.database import database_url_for
+from database.reachability import database_url_for
 
 ROOT = Path(__file__).resolve().parents[2]
 _FIELD = re.compile(r"(\w+)=('[^']*'|\S+)")

@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 import pytest
 from django.urls import reverse
 
+from domain.attempt_log import Attempt, read_attempts
 from jobs.models import Job, JobStatus
 from jobs.queue import JobResult, Outcome, record_results
-from jobsched_project.attempt_log import Attempt, read_attempts
 from tests.admin.support import make_staff, support_group
 from tests.factories import db_now, make_job, make_task
 

@@ -10,10 +10,10 @@ import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from domain.ids import new_id
 from jobs.models import Job, JobStatus
 from jobs.queue import claim_due
 from jobs.queue.statements import QUERIES
-from jobsched_project.ids import new_id
 from tests.concurrency import at_once
 from tests.factories import make_job, make_task
 from tests.workers.executor_db import bulk_jobs, db_now

@@ -9,8 +9,8 @@ from django.db import connection, connections
 from prometheus_client import REGISTRY
 from prometheus_client.parser import text_string_to_metric_families
 
+from api.prometheus import exposition
 from jobs.models import JobStatus
-from jobsched_project.metrics import exposition
 from tests.processes import wait_until
 from tests.workers.executor_db import bulk_jobs, db_now
 from workers import queue_stats

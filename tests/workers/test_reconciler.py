@@ -11,11 +11,11 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from domain.attempt_log import Attempt, read_attempts
 from jobs.models import Job, JobStatus
 from jobs.queue import JobResult, Outcome, claim_due, record_results, sweep_expired_leases
 from jobs.queue.lifecycle import REASON_AUTO_PAUSED
-from jobsched_project.attempt_log import Attempt, read_attempts
-from tasks import health
+from tasks import run_health
 from tasks.models import Task
 from tests.concurrency import at_once
 from tests.factories import make_job, make_task
@@ -190,7 +190,7 @@ def test_an_expired_lease_at_the_last_attempt_is_the_tasks_last_run_and_one_more
     (job,) = _expired_jobs(task)
     assert sweep_expired_leases(limit=10) == 1
     assert Job.objects.get(pk=job.pk).status == JobStatus.DEAD
-    assert _health(task) == ("active", 2, job.pk, health.DEAD, None)
+    assert _health(task) == ("active", 2, job.pk, run_health.DEAD, None)
     last = owner.get(f"/v1/tasks/{task.pk}").json()["last_run"]
     assert (last["job_id"], last["status"], last["http_status"]) == (str(job.pk), "dead", None)
     assert last["scheduled_at"] == "2027-01-01T00:00:00Z" and last["at"] is not None
@@ -202,7 +202,7 @@ def test_an_expired_lease_into_a_retry_shows_retrying_without_counting_a_dead_jo
     (job,) = _expired_jobs(task)
     sweep_expired_leases(limit=10)
     assert Job.objects.get(pk=job.pk).status == JobStatus.PENDING
-    assert _health(task) == ("active", 2, job.pk, health.RETRYING, None)
+    assert _health(task) == ("active", 2, job.pk, run_health.RETRYING, None)
 
 
 def test_n_dead_jobs_in_a_row_through_results_and_sweeps_pause_the_task_and_cancel_its_pending_jobs(caplog):
@@ -214,7 +214,7 @@ def test_n_dead_jobs_in_a_row_through_results_and_sweeps_pause_the_task_and_canc
     first, second = _expired_jobs(task, 2)
     Job.objects.filter(pk=second.pk).update(lease_expires_at=db_now() + timedelta(minutes=5))  # not yet
     assert sweep_expired_leases(limit=10) == 1
-    assert _health(task) == ("active", 2, first.pk, health.DEAD, None)
+    assert _health(task) == ("active", 2, first.pk, run_health.DEAD, None)
     assert Job.objects.get(pk=pending.pk).status == JobStatus.PENDING
     Job.objects.filter(pk=second.pk).update(lease_expires_at=db_now() - timedelta(seconds=1))
     assert sweep_expired_leases(limit=10) == 1
@@ -234,7 +234,7 @@ def test_a_retry_swept_with_the_dead_job_that_pauses_the_task_is_cancelled():
     Job.objects.filter(pk=dead.pk).update(attempt=2)
     assert sweep_expired_leases(limit=10) == 2
     assert [Job.objects.get(pk=job.pk).status for job in (dead, retry)] == [JobStatus.DEAD, JobStatus.CANCELLED]
-    assert _health(task) == ("paused", 1, retry.pk, health.CANCELLED, None)
+    assert _health(task) == ("paused", 1, retry.pk, run_health.CANCELLED, None)
 
 
 def test_one_sweep_keeps_the_health_of_each_of_its_tasks_in_one_statement_per_batch():
@@ -251,8 +251,8 @@ def test_one_sweep_keeps_the_health_of_each_of_its_tasks_in_one_statement_per_ba
     ]
     # find the jobs, lock them, lock their tasks, one UPDATE of the tasks, one of the jobs: whatever the batch size.
     assert (verbs.count("SELECT"), verbs.count("UPDATE")) == (3, 2)
-    assert _health(failing) == ("active", 3, dead[-1].pk, health.DEAD, None)
-    assert _health(flaky) == ("active", 0, retry[-1].pk, health.RETRYING, None)
+    assert _health(failing) == ("active", 3, dead[-1].pk, run_health.DEAD, None)
+    assert _health(flaky) == ("active", 0, retry[-1].pk, run_health.RETRYING, None)
     assert set(Job.objects.filter(id__in=orphans).values_list("status", flat=True)) == {JobStatus.PENDING}
 
 
@@ -261,7 +261,7 @@ def test_a_result_that_landed_first_is_the_last_run_and_the_sweep_counts_nothing
     (job,) = _expired_jobs(task)
     record_results(worker_id="w-dead", results=[JobResult(job.pk, 1, Outcome.SUCCEEDED, 204)])
     assert sweep_expired_leases(limit=10) == 0
-    assert _health(task) == ("active", 0, job.pk, health.SUCCEEDED, 204)
+    assert _health(task) == ("active", 0, job.pk, run_health.SUCCEEDED, 204)
 
 
 def test_a_job_whose_result_is_being_written_is_skipped_by_the_sweep_and_not_counted():
@@ -286,7 +286,7 @@ def test_a_job_whose_result_is_being_written_is_skipped_by_the_sweep_and_not_cou
     _, returned = at_once(lambda work: work(), [(hold_the_row,), (sweep_meanwhile,)])
     assert returned == 1
     assert [Job.objects.get(pk=job.pk).status for job in (held, swept)] == [JobStatus.RUNNING, JobStatus.DEAD]
-    assert _health(task) == ("active", 1, swept.pk, health.DEAD, None)
+    assert _health(task) == ("active", 1, swept.pk, run_health.DEAD, None)
 
 
 def _write_or_sweep(results):

@@ -11,8 +11,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from domain.ids import new_id
 from jobs.models import Job, JobStatus
-from jobsched_project.ids import new_id
 from tasks.models import Task, TaskStatus
 from tests.factories import db_now, make_job, make_task, make_tasks
 from workers.scheduler import ROW_BYTES, Scheduler, _document

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from jobs.models import Job, JobStatus
 from jobs.queue import JobResult, Outcome, record_results
-from tasks import health
+from tasks import run_health
 from tasks.models import Task
 from tests.factories import make_job, make_task
 
@@ -18,7 +18,7 @@ T = datetime(2027, 1, 1, tzinfo=UTC)
 
 
 def _attempt(outcome):
-    return health.Attempt(b"j" * 16, T, outcome, 500)
+    return run_health.Attempt(b"j" * 16, T, outcome, 500)
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,7 @@ def _attempt(outcome):
     [(["dead"], 3), (["succeeded"], 0), (["retrying"], 2), (["dead", "succeeded", "dead"], 1)],
 )
 def test_a_success_resets_the_count_a_dead_job_adds_one_a_retry_leaves_it(outcomes, count):
-    state = health.next_health(
+    state = run_health.next_health(
         status="active", consecutive_failures=2, auto_pause_after=None, default_auto_pause_after=10,
         attempts=[_attempt(o) for o in outcomes],
     )  # fmt: skip
@@ -39,7 +39,7 @@ def test_a_success_resets_the_count_a_dead_job_adds_one_a_retry_leaves_it(outcom
      ("active", None, 0, False)],
 )  # fmt: skip
 def test_reaching_the_threshold_pauses_an_active_task_once(status, override, default, pause):
-    state = health.next_health(
+    state = run_health.next_health(
         status=status, consecutive_failures=2, auto_pause_after=override, default_auto_pause_after=default,
         attempts=[_attempt("dead")],
     )  # fmt: skip
@@ -54,7 +54,7 @@ def test_reaching_the_threshold_pauses_an_active_task_once(status, override, def
 )  # fmt: skip
 def test_a_threshold_below_the_count_pauses_at_the_next_dead_job(failures, outcomes, pause):
     # The tenant lowered auto_pause_after to 3 while the task had 5 dead jobs in a row.
-    state = health.next_health(
+    state = run_health.next_health(
         status="active", consecutive_failures=failures, auto_pause_after=3, default_auto_pause_after=10,
         attempts=[_attempt(o) for o in outcomes],
     )  # fmt: skip

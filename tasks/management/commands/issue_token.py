@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from jobsched_project.auth import issue_token
-from jobsched_project.tenants import TENANT_ID_CHARACTERS, is_valid_tenant_id
+from api.auth import issue_token
+from domain.tenants import TENANT_ID_CHARACTERS, is_valid_tenant_id
 
 MAX_TTL_SECONDS = 30 * 24 * 3600
 

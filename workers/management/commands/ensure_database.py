@@ -4,7 +4,7 @@ import MySQLdb
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from jobsched_project.database import redacted_database_url
+from database.reachability import redacted_database_url
 
 
 class Command(BaseCommand):
