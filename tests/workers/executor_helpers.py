@@ -24,6 +24,7 @@ def claimed(url: str, **overrides: Any) -> ClaimedJob:
         "task_id": uuid.uuid4(),
         "scheduled_at": now,
         "attempt": 1,
+        "fence": 1,
         "max_attempts": 3,
         "next_attempt_at": now,
         "timeout_seconds": 5,

@@ -50,6 +50,7 @@ def test_retry_after_is_read_as_seconds_or_an_http_date(value, seconds):
 def _decide(status, retry_after, attempt=1, max_attempts=3):
     return decide(
         job_id=uuid.uuid4(),
+        fence=attempt,
         attempt=attempt,
         max_attempts=max_attempts,
         backoff_base_seconds=10,

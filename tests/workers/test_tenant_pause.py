@@ -142,7 +142,7 @@ def test_a_job_already_running_when_the_tenant_is_paused_finishes():
     running = [job for job in fair() if job.id in paused]
     assert running
     pause("acme")
-    results = [JobResult(job.id, job.attempt, Outcome.SUCCEEDED, 200, None, "ok", None, 5) for job in running]
+    results = [JobResult(job.id, job.fence, job.attempt, Outcome.SUCCEEDED, 200, None, "ok", None, 5) for job in running]
     record_results(worker_id="w-1", results=results)
     assert set(Job.objects.filter(id__in=[job.id for job in running]).values_list("status", flat=True)) == {
         JobStatus.SUCCEEDED

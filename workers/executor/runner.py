@@ -232,7 +232,7 @@ class Executor:
         self._warming: set[asyncio.Task[None]] = set()  # DeliveryClient.warm for a parked group
         self._warm_timers: dict[object, asyncio.TimerHandle] = {}  # keyed as `_timers`
         self._results: list[JobResult] = []
-        self._releases: list[tuple[uuid.UUID, int]] = []  # (id, attempt) of claims to give back
+        self._releases: list[ClaimedJob] = []  # claims to give back
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._slots_freed: asyncio.Event | None = None
@@ -625,7 +625,7 @@ class Executor:
         assert self._results_ready is not None
         if slow:
             self._prefetch_paused_until = time.monotonic() + PREFETCH_PAUSE_SECONDS
-        self._releases.append((job.id, job.attempt))
+        self._releases.append(job)
         self._results_ready.set()
         self.metrics.released += 1
         self._job_done(job)
@@ -670,6 +670,7 @@ class Executor:
             delivery = await self.client.send(job)
             result = decide(
                 job_id=job.id,
+                fence=job.fence,
                 attempt=job.attempt,
                 max_attempts=job.max_attempts,
                 backoff_base_seconds=job.backoff_base_seconds,
