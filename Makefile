@@ -83,7 +83,7 @@ k8s-validate: venv
 deploy-check: hadolint k8s-validate
 
 typecheck: venv
-	$(VENV)/bin/mypy jobsched_project tasks jobs history workers vault signing bench
+	$(VENV)/bin/mypy jobsched_project tasks jobs history workers vault signing outbound bench
 
 ## make bench: the whole system (run_scheduler, 2 x run_executor, run_reconciler) and Celery + Redis
 ## on the same 30,000 calls due at one second, in one run; figures on stdout and in .bench/system.json,

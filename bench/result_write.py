@@ -111,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
                 [worker, attempt, attempt, log],
             )
         results = [
-            JobResult(job_id, attempt, attempt, Outcome.RETRY, 503, "HTTP 503", "busy", delay_seconds=10, duration_ms=42)
+            JobResult(
+                job_id, attempt, attempt, Outcome.RETRY, 503, "HTTP 503", "busy", delay_seconds=10, duration_ms=42
+            )
             for job_id in ids
         ]
         statements.STATEMENTS["result_write"] = before if variant == "before" else shipped

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from django.conf import settings
 from django.db import transaction
 
-from jobs.delivery import our_headers
 from jobs.queue import bind_run_request, insert_run_now_job, run_request_job
 from jobsched_project.ids import new_id
+from outbound.attempt_headers import our_headers
 from signing.selectors import signing_keys
 from tasks.models import Task, TaskStatus
 from tasks.selectors import LIVE_STATUSES, task_secret_found

@@ -22,8 +22,9 @@ from jobsched_project.fields import JsonIntegerField, JsonStringField
 from jobsched_project.problems import Problem
 from jobsched_project.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
 from jobsched_project.serializers import StrictSerializer
-from tasks import egress, health, schedule, services
-from tasks.headers import HeaderError, validate_headers
+from outbound import egress
+from outbound.headers import HeaderError, validate_headers
+from tasks import health, schedule, services
 from tasks.models import HttpMethod, MissedRuns, Task
 from tasks.priority import DEFAULT_PRIORITY, PRIORITIES
 from tasks.services import ScheduleSpec

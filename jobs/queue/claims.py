@@ -82,7 +82,7 @@ def _utc(value: datetime) -> datetime:
 
 
 def claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
-    """A claim row (`fair_take`, `fair_take_first`: their column order) (its column order) as the job this worker now holds."""
+    """A claim row (`fair_take`, `fair_take_first`: their column order) as the job this worker now holds."""
     (
         job_id,
         tenant_id,
@@ -273,9 +273,11 @@ def _take(
         rows.extend(db.fetchall())
     if rows:
         marked = [(row[0],) for row in rows]
-        db.execute(STATEMENTS["claim_mark_running"].render(
+        db.execute(
+            STATEMENTS["claim_mark_running"].render(
                 connection.connection, {"worker_id": worker_id, "lease_slack_seconds": LEASE_SLACK_SECONDS}, marked
-            ))
+            )
+        )
         # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
         if db.rowcount != len(rows):
             raise RuntimeError(f"claim marked {db.rowcount} of {len(rows)} locked rows")

@@ -47,7 +47,17 @@ class JobResult:
 
 
 # The JSON document `result_write` reads: one row per written result.
-RESULT_COLUMNS = ("id", "fence", "attempt", "status", "http_status", "error", "response_body", "delay_seconds", "duration_ms")
+RESULT_COLUMNS = (
+    "id",
+    "fence",
+    "attempt",
+    "status",
+    "http_status",
+    "error",
+    "response_body",
+    "delay_seconds",
+    "duration_ms",
+)
 
 
 def _result_row(result: JobResult) -> tuple:

@@ -15,28 +15,6 @@ WHERE pending_priority = {priority}
   AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 LIMIT 1;
 
--- name: claim_select
--- The seed's claim SELECT, read one priority level at a time (the caller walks the
--- due levels in order, 0 first, until its free slots are filled). SKIP LOCKED passes
--- over rows another executor is claiming right now, so concurrent claims get
--- disjoint sets; under READ COMMITTED it takes no gap locks, so the scheduler's
--- inserts into the same index range never wait on a claim.
--- A paused tenant's jobs (tasks.pausing) are passed over: they stay pending until it is
--- resumed. For the NOT EXISTS MariaDB reads the paused tenants' ids once from
--- tenant_limits_paused_idx, index only, and probes them per job read (as scheduler_select_due);
--- a plain read, no lock even under SKIP LOCKED (measured: a locked limits row neither blocks nor
--- hides a job). While a tenant is paused this reads past its due jobs on every claim.
-SELECT id, tenant_id, task_id, scheduled_at, attempt, fence, max_attempts, next_attempt_at,
-       timeout_seconds, backoff_base_seconds, request_method, request_url,
-       request_headers, request_body, secret_ref, NOW(3) AS db_now
-FROM jobs
-WHERE pending_priority = %(priority)s
-  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
-  AND NOT EXISTS (SELECT 1 FROM tenant_limits AS l WHERE l.tenant_id = jobs.tenant_id AND l.paused = 1)
-ORDER BY next_attempt_at
-LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED;
-
 -- name: claim_mark_running
 -- Second statement of the claim, same transaction, committed before any HTTP call.
 -- fence + 1 is the new fencing token (attempt + 1 counts the call about to be made). The lease

@@ -11,8 +11,8 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from jobs.models import Job, JobStatus, RunRequest
 from jobs.queue import JobResult, Outcome, claim_due, record_results
+from outbound.signature import key_of, signature
 from signing.services import signing_secret_create
-from signing.signature import key_of, signature
 from tests.factories import make_task
 from tests.receivers import ConnectionTrap
 from workers.archiver import Archiver

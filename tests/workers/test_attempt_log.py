@@ -156,7 +156,8 @@ def test_the_admin_shows_the_attempt_log_newest_first(client):
     job = running_job()
     record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, 1, Outcome.RETRY, 502, "HTTP 502", None, 10, 31)])
     put_back_running(job, 2)
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 2, 2, Outcome.RETRY, None, "timeout <30s>", None, 20, 9)])
+    timeout = JobResult(job.pk, 2, 2, Outcome.RETRY, None, "timeout <30s>", None, 20, 9)
+    record_results(worker_id=WORKER, results=[timeout])
     agent = make_staff("agent", groups=(support_group(),))
 
     client.force_login(agent)
