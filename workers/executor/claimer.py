@@ -50,6 +50,17 @@ HELD_REQUEST_BYTES_MAX = 192 * 1024 * 1024
 MAX_REQUEST_BYTES = MAX_BODY_BYTES + MAX_HEADER_BYTES + MAX_URL_LENGTH + 1024
 
 
+def claim_min(held_max: int) -> int:
+    """Claim again only when this many slots are free (tiny claims waste the database).
+
+    Half of what may be held: a claim pays once for its walk over the tenants and one take per
+    tenant, so its database cost grows with the tenants more than with the jobs. Never more than a
+    claim takes (CLAIM_MAX_JOBS): with a large prefetch, an executor stopped claiming ahead of a
+    burst's second and claimed the rest under the burst's load while its call slots stood empty.
+    """
+    return max(1, min(held_max // 2, CLAIM_MAX_JOBS))
+
+
 class Claimer:
     """Claim while not stopping; hand each claim to `on_claimed`; `done(job)` frees a held job's slot."""
 
@@ -92,14 +103,7 @@ class Claimer:
 
     @property
     def claim_min(self) -> int:
-        """Claim again only when this many slots are free (tiny claims waste the database).
-
-        Half of them: a claim pays once for its walk over the tenants and one take per tenant, so its
-        database cost grows with the tenants more than with the jobs. Never more than a claim takes
-        (CLAIM_MAX_JOBS): with a large prefetch, an executor stopped claiming ahead of a burst's second
-        and claimed the rest under the burst's load while its call slots stood empty.
-        """
-        return max(1, min(self.held_max // 2, CLAIM_MAX_JOBS))
+        return claim_min(self.held_max)
 
     def stop(self) -> None:
         """Stop claiming: also wakes a claim loop waiting for free slots (it waits up to a poll)."""

@@ -38,7 +38,7 @@ from workers.loop import LoopFailed, StopFlag, describe
 from workers.metrics import EXECUTOR_HELD
 
 from .call_slots import CallSlots
-from .claimer import Claimer
+from .claimer import Claimer, claim_min
 from .clock import DatabaseClock
 from .credentials import Credentials
 from .db_threads import DatabaseThread
@@ -70,6 +70,16 @@ class ExecutorConfig:
     warm_seconds: float = 0.5
     metrics_every_seconds: float = 10.0
     once: bool = False  # claim what is due within one poll, fire it, wait for the results, exit
+
+    @property
+    def held_max(self) -> int:
+        """Jobs held at most: the calls in flight and the prefetch."""
+        return self.concurrency + self.prefetch
+
+    @property
+    def claim_min(self) -> int:
+        """The fewest free slots worth a claim (`claimer.claim_min`)."""
+        return claim_min(self.held_max)
 
 
 def _failure(task: asyncio.Task[None]) -> BaseException | None:

@@ -17,6 +17,7 @@ ONCE_HELP = "step until a step finds no work, then exit 0; any error (the databa
 
 
 def add_loop_options(parser: ArgumentParser, *, idle_default: float, idle_help: str):
+    parser.allow_abbrev = False  # the options' names as documented, never a prefix of one (`--idle`)
     parser.add_argument(
         "--idle-seconds",
         dest="idle_seconds",
