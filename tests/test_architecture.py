@@ -4,7 +4,7 @@ Layers, lowest first: jobsched_project (settings and neutral helpers: ids, the j
 record, the .sql loader, the admin base, tenant ids, the secret_ref grammar) ← vault
 (tenants' secrets: tasks checks a secret_ref against it, the executor resolves it) ←
 tasks and history (neither imports the other) ← signing (signing secrets, sealed by
-vault; reads outbound.headers) ← jobs ← workers ← bench. A module may import its own
+vault; reads tasks.headers) ← jobs ← workers ← bench. A module may import its own
 package and the layers below it, never above; the tests may import anything.
 """
 
