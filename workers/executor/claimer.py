@@ -93,17 +93,10 @@ class Claimer:
         self.held = 0  # claimed jobs not yet answered: parked on a timer, waiting for a call slot, or in flight
         self.held_bytes = 0  # their requests' sizes (ClaimedJob.request_bytes)
         self._prefetch_paused_until = 0.0  # time.monotonic(): see PREFETCH_PAUSE_SECONDS
+        self.held_max = concurrency + prefetch  # jobs held at most: the calls in flight and the prefetch
+        self.claim_min = claim_min(self.held_max)
         self.slots_freed = asyncio.Event()
         self.stopping = asyncio.Event()
-
-    @property
-    def held_max(self) -> int:
-        """Jobs held at most: the calls in flight and the prefetch."""
-        return self.concurrency + self.prefetch
-
-    @property
-    def claim_min(self) -> int:
-        return claim_min(self.held_max)
 
     def stop(self) -> None:
         """Stop claiming: also wakes a claim loop waiting for free slots (it waits up to a poll)."""
