@@ -13,7 +13,7 @@ from outbound.egress import (
     LookupUnfinished,
     TargetError,
 )
-from tests.outbound.egress_dns import POLICY, check, timing_out_resolve
+from tests.tasks.egress_dns import POLICY, check, timing_out_resolve
 
 # --------------------------------------------------------------------------
 # EgressDenied, check_destination, vet_resolved

@@ -13,7 +13,7 @@ import pytest
 import yarl
 
 from outbound.egress import GENERIC_MESSAGE, MAX_URL_LENGTH, EgressDenied, ParsedTarget, TargetError, url_rules
-from tests.outbound.egress_dns import POLICY, check, fake_resolve
+from tests.tasks.egress_dns import POLICY, check, fake_resolve
 
 # --------------------------------------------------------------------------
 # check_url: refused
