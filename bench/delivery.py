@@ -1,6 +1,6 @@
-"""The executor's HTTP path alone: CPU per call for each engine and event loop, interleaved runs.
+"""The executor's HTTP path alone: CPU per call of its one engine on uvloop, interleaved runs.
 
-    python -m bench.delivery [--calls 20000] [--concurrency 500] [--repeat 3] [--only aiohttp+asyncio,...]
+    python -m bench.delivery [--calls 20000] [--concurrency 500] [--repeat 3] [--only httptools+uvloop]
 
 Each run is a fresh process that sends `--calls` jobs through the executor's
 own `DeliveryClient` (the dial-time egress check included) to bench/receiver.py,
@@ -28,14 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COMBINATIONS = (
-    ("httptools", "asyncio"),
-    ("httptools", "uvloop"),
-    ("aiohttp", "uvloop"),
-    ("aiohttp", "asyncio"),
-    ("httpx", "uvloop"),
-    ("httpx", "asyncio"),
-)
+COMBINATIONS = (("httptools", "uvloop"),)  # the one engine, on the executor's event loop
 
 
 def _one_run(engine: str, loop_name: str, calls: int, concurrency: int, url: str, port: int) -> dict[str, float]:
@@ -45,8 +38,8 @@ def _one_run(engine: str, loop_name: str, calls: int, concurrency: int, url: str
     sys.path.insert(0, str(ROOT))
     django.setup()
     from jobs.queue import ClaimedJob
-    from tasks.egress import Allowlist, EgressPolicy
-    from workers.executor.http import DeliveryClient
+    from outbound.client import DeliveryClient
+    from outbound.egress import Allowlist, EgressPolicy
 
     now = datetime.now(UTC)
     jobs = [
@@ -56,6 +49,7 @@ def _one_run(engine: str, loop_name: str, calls: int, concurrency: int, url: str
             task_id=uuid.uuid4(),
             scheduled_at=now,
             attempt=1,
+            fence=1,
             max_attempts=3,
             next_attempt_at=now,
             timeout_seconds=30,
@@ -71,9 +65,7 @@ def _one_run(engine: str, loop_name: str, calls: int, concurrency: int, url: str
     ]
 
     async def main() -> tuple[float, float, int]:
-        client = DeliveryClient(
-            policy=EgressPolicy(Allowlist.parse(f"127.0.0.1:{port}")), max_connections=concurrency, engine=engine
-        )
+        client = DeliveryClient(policy=EgressPolicy(Allowlist.parse(f"127.0.0.1:{port}")), max_connections=concurrency)
         gate = asyncio.Semaphore(concurrency)
         ok = 0
 
@@ -109,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out-dir", default=str(ROOT / ".bench"))
     parser.add_argument(
-        "--only", default="", help="comma-separated engine+loop names to run (default all), e.g. aiohttp+asyncio"
+        "--only", default="", help="comma-separated engine+loop names to run (default all), e.g. httptools+uvloop"
     )
     parser.add_argument("--child", nargs=4, metavar=("ENGINE", "LOOP", "URL", "PORT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -31,7 +31,6 @@ from bench.procs import Child, cpu_seconds, database_server_pid, start_executors
 from bench.receiver import Receiver
 from database.reachability import database_url_for
 from jobs import queue
-from workers.executor.http import ENGINES
 
 CLAIM_SAMPLES = 200
 
@@ -48,12 +47,6 @@ class Command(BaseCommand):
         parser.add_argument("--lead-seconds", type=float, default=5.0, help="from the inserts to the due second")
         parser.add_argument("--timeout", type=float, default=120.0)
         parser.add_argument("--out", default=".bench/executor.json")
-        parser.add_argument(
-            "--http-engine",
-            choices=ENGINES,
-            default="httptools",
-            help="the executors' HTTP engine (run_executor --http-engine; httptools is the shipped default)",
-        )
 
     # -- the claim's empty poll --------------------------------------------------
 
@@ -120,7 +113,6 @@ class Command(BaseCommand):
         try:
             env = {**child_env, "EGRESS_ALLOWLIST": f"127.0.0.1:{receiver.port}"}
             executor_options = ["--concurrency", str(options["concurrency"]), "--idle-seconds", "1", "--grace", "10"]
-            executor_options += ["--http-engine", options["http_engine"]]
             executors = start_executors(options["executors"], options=executor_options, env=env, log_dir=out_dir)
             time.sleep(3)  # let them import Django and start polling
             due = whole_second_after(db_now(cursor), options["lead_seconds"])
@@ -180,7 +172,7 @@ class Command(BaseCommand):
             "jobs": options["jobs"],
             "executors": options["executors"],
             "concurrency": options["concurrency"],
-            "http_engine": options["http_engine"],
+            "http_engine": "httptools",
             "future_jobs": options["future_jobs"],
             "due_at": due.isoformat() + "Z",
             "jobs_per_second_end_to_end": round(options["jobs"] / all_recorded, 1) if all_recorded else None,

@@ -8,7 +8,8 @@ here, emptied each run), in two parts; prints and writes `.bench/fairness.json`.
    every one of those tenants gets 3 due jobs and one more tenant a burst of
    `--burst`, and `--claim-samples` claims of 500 are timed, fair and
    priority-first (the round-1 claim), with the statements each one sent.
-2. Noisy neighbour, per `--modes` (off = EXECUTOR_FAIR_CLAIM=0, on = 1): a local
+2. Noisy neighbour, per `--modes` (off = the round-1 claim, bench_run_executor_round1; on = the
+   product's run_executor): a local
    receiver and `--executors` real `run_executor` processes (`--concurrency`
    each); tenant-a gets `--burst` jobs due at second D, then tenants b..k
    `--small-jobs` each at D (their ids made after tenant-a's, so they sort last by id; their
@@ -36,10 +37,11 @@ from django.db import connection
 from bench.database import connect, db_now, insert_jobs, use_database, whole_second_after
 from bench.procs import Child, start_executors, stop_all
 from bench.receiver import Receiver
+from bench.round1_claim import claim_priority_first
 from database.reachability import database_url_for
 from domain.ids import new_id
 from jobs.fairness import TenantCursor
-from jobs.queue.claims import claim_fair_share, claim_priority_first
+from jobs.queue.claims import claim_fair_share
 
 EMPTY_POLL_SAMPLES = 200
 CLAIM_LIMIT = 500
@@ -176,7 +178,6 @@ class Command(BaseCommand):
             env = {
                 **child_env,
                 "EGRESS_ALLOWLIST": f"127.0.0.1:{receiver.port}",
-                "EXECUTOR_FAIR_CLAIM": "1" if fair else "0",
             }
             executor_options = ["--concurrency", str(options["concurrency"]), "--idle-seconds", "1", "--grace", "10"]
             executors = start_executors(
@@ -186,6 +187,7 @@ class Command(BaseCommand):
                 log_dir=out_dir,
                 name=f"fairness-{mode}-executor",
                 worker=f"bench-{mode}",
+                command="run_executor" if fair else "bench_run_executor_round1",
             )
             self._wait_started(executors)
             due = whole_second_after(db_now(cursor), options["lead_seconds"])

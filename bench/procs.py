@@ -146,12 +146,13 @@ def start_executors(
     log_dir: Path,
     name: str = "executor",
     worker: str = "bench",
+    command: str = "run_executor",
 ) -> list[Child]:
-    """`count` real `run_executor` processes, `<name>-<n>` logging to `<log_dir>/<name>-<n>.log`, ids `<worker>-<n>`."""
+    """`count` real `command` processes, `<name>-<n>` logging to `<log_dir>/<name>-<n>.log`, ids `<worker>-<n>`."""
     return [
         Child(
             f"{name}-{n}",
-            [*MANAGE, "run_executor", "--worker-id", f"{worker}-{n}", *options],
+            [*MANAGE, command, "--worker-id", f"{worker}-{n}", *options],
             env=env,
             log_dir=log_dir,
         )

@@ -106,11 +106,14 @@ def main(argv: list[str] | None = None) -> int:
         attempt = max(attempt, 21) if options.log_entries >= 20 else attempt
         with connection.cursor() as cursor:
             cursor.execute(
-                "UPDATE jobs SET status = 'running', worker_id = %s, attempt = %s, attempts = %s, started_at = NOW(3)",
-                [worker, attempt, log],
+                "UPDATE jobs SET status = 'running', worker_id = %s, attempt = %s, fence = %s, attempts = %s,"
+                " started_at = NOW(3)",
+                [worker, attempt, attempt, log],
             )
         results = [
-            JobResult(job_id, attempt, Outcome.RETRY, 503, "HTTP 503", "busy", delay_seconds=10, duration_ms=42)
+            JobResult(
+                job_id, attempt, attempt, Outcome.RETRY, 503, "HTTP 503", "busy", delay_seconds=10, duration_ms=42
+            )
             for job_id in ids
         ]
         statements.STATEMENTS["result_write"] = before if variant == "before" else shipped

@@ -154,7 +154,10 @@ def _run(connection, thread_ns, *, claim: int, batch: int, jobs: int) -> dict:
             held += claimed
             while len(held) >= batch or (held and not claimed):
                 done, held = held[:batch], held[batch:]
-                results = [JobResult(job.id, job.attempt, Outcome.SUCCEEDED, 200, None, "ok", None, 5) for job in done]
+                results = [
+                    JobResult(job.id, job.fence, job.attempt, Outcome.SUCCEEDED, 200, None, "ok", None, 5)
+                    for job in done
+                ]
                 written += len(record_results(worker_id="bench", results=results).written)
             if not claimed and not held:
                 break

@@ -37,9 +37,7 @@ from typing import Any
 import django
 
 ROOT = Path(__file__).resolve().parent.parent
-SYSTEMS = ("jobsched", "jobsched-aiohttp", "jobsched-httpx", "celery")
-# The executor's --http-engine for each jobsched system: "jobsched" runs the shipped default.
-ENGINE_OF = {"jobsched": "httptools", "jobsched-aiohttp": "aiohttp", "jobsched-httpx": "httpx"}
+SYSTEMS = ("jobsched", "celery")
 CRONS = ("0 0 1 1 *", "30 6 1 7 *", "15 12 15 3 *", "45 18 1 10 *")  # yearly: never again during a bench
 ZONES = ("UTC", "Europe/Madrid", "America/New_York", "Asia/Tokyo", "Australia/Sydney")
 FAR_FUTURE = datetime(2100, 1, 1)
@@ -53,8 +51,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--systems",
         default="jobsched,celery",
-        help=f"comma-separated, run in this order: {', '.join(SYSTEMS)} (jobsched-aiohttp and jobsched-httpx:"
-        " --http-engine aiohttp or httpx)",
+        help=f"comma-separated, run in this order: {', '.join(SYSTEMS)}",
     )
     parser.add_argument("--executors", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=500, help="per executor (the shipped default is 200)")
@@ -110,8 +107,9 @@ def _task_rows(*, tasks: int, tenants: int, url: str) -> Iterator[tuple]:
     )
 
 
-def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dict[str, Any]:
+def run_jobsched(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
     """The real processes on N tasks due at one second; the figures of that run."""
+    engine = "httptools"  # the executor's one HTTP engine, named in the figures as before
     from database.reachability import database_url_for
 
     from .database import connect, db_now, insert_tasks, use_database, whole_second_after
@@ -138,7 +136,7 @@ def run_jobsched(args: argparse.Namespace, *, engine: str, log_dir: Path) -> dic
     log(f"jobsched ({engine}): inserting {args.tasks} tasks for {args.tenants} tenants ...")
     insert_tasks(cursor, _task_rows(tasks=args.tasks, tenants=args.tenants, url=receiver.url))
 
-    executor_options = ["--concurrency", str(args.concurrency), "--http-engine", engine, *args.executor_args.split()]
+    executor_options = ["--concurrency", str(args.concurrency), *args.executor_args.split()]
     children = [Child("scheduler", [*MANAGE, "run_scheduler"], env=env, log_dir=log_dir)]
     children += start_executors(args.executors, options=executor_options, env=env, log_dir=log_dir)
     children.append(Child("reconciler", [*MANAGE, "run_reconciler"], env=env, log_dir=log_dir))
@@ -359,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == "celery":
             result["systems"][name] = run_celery(args, log_dir=log_dir)
         else:
-            result["systems"][name] = run_jobsched(args, engine=ENGINE_OF[name], log_dir=log_dir)
+            result["systems"][name] = run_jobsched(args, log_dir=log_dir)
         summary = {k: v for k, v in result["systems"][name].items() if not k.startswith("_")}
         log(f"{name}: {json.dumps(summary)}")
     lateness = {name: figures.pop("_lateness") for name, figures in result["systems"].items()}

@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         if name == "single":
             from .system import run_jobsched
 
-            figures = run_jobsched(args, engine="httptools", log_dir=log_dir)
+            figures = run_jobsched(args, log_dir=log_dir)
         else:
             figures = run_sharded(args, log_dir=log_dir)
         figures.pop("_lateness", None)

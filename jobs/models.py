@@ -2,8 +2,9 @@
 
 Every state change is a compare-and-set in raw SQL run by `jobs.queue` (the only
 code that writes to this table; statements in jobs/sql/); this model exists for
-migrations, reads, and the admin. `attempt` only ever grows:
-it is the fencing token a result write must match.
+migrations, reads, and the admin. `fence` only ever grows (every claim and every
+give-back adds one): it is the fencing token every guarded write must match.
+`attempt` counts the calls made (X-Attempt).
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ class Job(models.Model):
 
     status = models.CharField(max_length=16, choices=JobStatus.choices, default=JobStatus.PENDING)
     priority = models.PositiveSmallIntegerField(default=DEFAULT_PRIORITY)  # tasks.priority.PRIORITIES
-    attempt = models.PositiveIntegerField(default=0)
+    attempt = models.PositiveIntegerField(default=0)  # calls made: a give-back undoes its claim's count
+    # The fencing token: +1 on every claim and every give-back, never less (jobs/sql/executor.sql).
+    fence = models.PositiveBigIntegerField(default=0, db_default=0)
     max_attempts = models.PositiveIntegerField(default=5)
     next_attempt_at = models.DateTimeField()
     timeout_seconds = models.PositiveIntegerField(default=30)

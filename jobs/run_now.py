@@ -18,10 +18,10 @@ from django.conf import settings
 from django.db import transaction
 
 from domain.ids import new_id
-from jobs.delivery import our_headers
 from jobs.queue import bind_run_request, insert_run_now_job, run_request_job
+from outbound.attempt_headers import our_headers
+from outbound.headers import SIGNATURE_HEADER
 from signing.selectors import signing_keys
-from tasks.headers import SIGNATURE_HEADER
 from tasks.models import Task, TaskStatus
 from tasks.selectors import LIVE_STATUSES, task_secret_found
 from tasks.targets import dial_verdict

@@ -448,7 +448,7 @@ JWT_MAX_LIFETIME_SECONDS = _optional_positive_int("JWT_MAX_LIFETIME_SECONDS")
 
 # --- Egress (SSRF) ---
 EGRESS_ALLOWLIST = _setting("EGRESS_ALLOWLIST", env.str, "")
-# Name lookups (c-ares) for the create-time check and the executor's dials (tasks.egress.lookups).
+# Name lookups (c-ares) for the create-time check and the executor's dials (outbound.egress.lookups).
 # Name servers as `address[:port]`, comma-separated; empty: the system's (/etc/resolv.conf).
 DNS_NAMESERVERS = _setting("DNS_NAMESERVERS", env.str, "")
 DNS_TIMEOUT_SECONDS = _positive_float("DNS_TIMEOUT_SECONDS", 2.0)
@@ -462,9 +462,6 @@ SECRETS_ENCRYPTION_KEYS = _fernet_keys("SECRETS_ENCRYPTION_KEYS")
 SECRETS_DIR = _setting("SECRETS_DIR", env.str, "")
 
 # --- Fair share between tenants (README "Fairness and limits") ---
-# The claim shares free slots among the tenants with due jobs (on by default; off runs the
-# round-1 claim, priority first across all tenants, kept for the noisy-neighbour comparison).
-EXECUTOR_FAIR_CLAIM = _strict_bool("EXECUTOR_FAIR_CLAIM", True)
 # Defaults of the per-tenant limits; staff override them per tenant in the admin (tenant_limits).
 # 0 = no limit. Jobs running at once count every executor's running rows (parked ones included).
 TENANT_MAX_RUNNING_JOBS = _limit("TENANT_MAX_RUNNING_JOBS", 0)

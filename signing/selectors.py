@@ -10,9 +10,9 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Now
 
+from outbound.signature import key_of
 from signing.models import SigningSecret
 from signing.sealing import SealUnreadable, unseal
-from signing.signature import key_of
 
 logger = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from domain.ids import new_id
+from outbound.signature import new_secret
 from signing.models import SigningSecret
 from signing.sealing import SealUnreadable, reseal, seal
 from signing.selectors import live_secrets
-from signing.signature import new_secret
 
 logger = logging.getLogger(__name__)
 

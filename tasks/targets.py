@@ -1,6 +1,6 @@
 """The task API's use of the egress policy: EGRESS_ALLOWLIST parsed once, resolver swappable.
 
-tasks.egress is pure (no Django); this module binds it to settings (EGRESS_ALLOWLIST, DNS_*).
+outbound.egress is pure (no Django); this module binds it to settings (EGRESS_ALLOWLIST, DNS_*).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from functools import lru_cache
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from tasks import egress
-from tasks.egress.urls import PORT_MESSAGE, literal_address, parse_task_url
+from outbound import egress
+from outbound.egress.url_rules import PORT_MESSAGE, literal_address, parse_task_url
 
 logger = logging.getLogger(__name__)
 

@@ -140,7 +140,7 @@ FAKE_DNS = {
 def fake_dns(monkeypatch):
     """Create-time DNS from FAKE_DNS (any other name does not resolve), so tests never touch real DNS."""
     import tasks.targets
-    from tasks.egress import NameNotFound
+    from outbound.egress import NameNotFound
 
     def resolve(host, port):
         try:

@@ -87,6 +87,8 @@ def make_job(task: Task, **overrides: Any) -> Job:
         "secret_ref": task.secret_ref,
     }
     fields.update(overrides)
+    # A row made as if claimed `attempt` times (and never given back): its fence is the attempt's.
+    fields.setdefault("fence", fields["attempt"])
     return Job.objects.create(**fields)
 
 

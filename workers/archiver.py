@@ -120,16 +120,14 @@ class Archiver:
         return run
 
     def _archive_status(self, status: str, age_seconds: int, run: ArchiveRun) -> None:
-        records = [
-            as_archived(record)
-            for record in queue.finished_jobs(status=status, age_seconds=age_seconds, limit=self.batch_size)
-        ]
-        if not records:
+        finished = queue.finished_jobs(status=status, age_seconds=age_seconds, limit=self.batch_size)
+        if not finished:
             return
+        records = [as_archived(job.record) for job in finished]
         # History first: if this raises, nothing is deleted and the next run retries.
         self.store.write_many(records)
-        # Guarded by (id, status, attempt) as read: a job retried by hand since no longer matches.
-        deleted = queue.delete_archived(records)
+        # Guarded by (id, status, fence) as read: a job retried by hand since no longer matches.
+        deleted = queue.delete_archived(finished)
         ARCHIVER_MOVED.labels(status).inc(deleted)
         ARCHIVER_KEPT.inc(len(records) - deleted)
         run.read += len(records)

@@ -36,6 +36,11 @@ WALK_CHUNK_MAX = 1000
 WALK_MAX_TENANTS = 5000
 TAKE_ROUNDS = 3
 
+# A lease runs to the job's time (or the claim's, if later) + its timeout + this (claim_mark_running).
+# The executor starts a call at most `LEASE_SLACK_SECONDS - 20` after that time, so the call ends
+# 20 s before the lease does, for its result to be written (workers.executor.call_slots).
+LEASE_SLACK_SECONDS = 30
+
 MYSQL_DEADLOCK = 1213
 DEADLOCK_RETRIES = 3
 
@@ -53,7 +58,8 @@ class ClaimedJob:
     tenant_id: str
     task_id: uuid.UUID
     scheduled_at: datetime
-    attempt: int  # after the claim's +1: the fencing token of this run
+    attempt: int  # after the claim's +1: the calls made with this one (X-Attempt)
+    fence: int  # after the claim's +1: the fencing token of this holding (every guarded write carries it)
     max_attempts: int
     next_attempt_at: datetime
     timeout_seconds: int
@@ -76,14 +82,15 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
-def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
-    """A `claim_select` row (its column order) as the job this worker now holds."""
+def claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
+    """A claim row (`fair_take`, `fair_take_first`: their column order) as the job this worker now holds."""
     (
         job_id,
         tenant_id,
         task_id,
         scheduled_at,
         attempt,
+        fence,
         max_attempts,
         next_attempt_at,
         timeout,
@@ -101,6 +108,7 @@ def _claimed_from_row(row: tuple[Any, ...]) -> ClaimedJob:
         task_id=uuid.UUID(bytes=bytes(task_id)),
         scheduled_at=_utc(scheduled_at),
         attempt=attempt + 1,  # locked since the SELECT, so this is what the UPDATE's attempt + 1 wrote
+        fence=fence + 1,  # and its fence + 1
         max_attempts=max_attempts,
         next_attempt_at=_utc(next_attempt_at),
         timeout_seconds=timeout,
@@ -145,50 +153,16 @@ def due_priorities(*, lookahead_seconds: float) -> list[int]:
 def claim_due(
     *, worker_id: str, limit: int, lookahead_seconds: float, cursor: TenantCursor | None = None
 ) -> list[ClaimedJob]:
-    """Claim up to `limit` jobs due within `lookahead_seconds`: the fair claim, or with
-    EXECUTOR_FAIR_CLAIM off the round-1 claim (priority first across all tenants).
+    """Claim up to `limit` jobs due within `lookahead_seconds`, the slots shared among the tenants
+    with due jobs (`claim_fair_share`).
 
     `cursor` is the round-robin position of this process (a module-wide one by default).
     """
     if limit <= 0:
         return []
-    if settings.EXECUTOR_FAIR_CLAIM:
-        return claim_fair_share(
-            worker_id=worker_id, limit=limit, lookahead_seconds=lookahead_seconds, cursor=cursor or _CURSOR
-        )
-    return claim_priority_first(worker_id=worker_id, limit=limit, lookahead_seconds=lookahead_seconds)
-
-
-def claim_priority_first(*, worker_id: str, limit: int, lookahead_seconds: float) -> list[ClaimedJob]:
-    """Claim up to `limit` jobs due within `lookahead_seconds`, priority 0 first, across all tenants.
-
-    Equivalent to the seed's `ORDER BY priority, next_attempt_at LIMIT n FOR
-    UPDATE SKIP LOCKED`, read one priority level at a time so an empty poll costs
-    a few index dives instead of a scan over every future job.
-    """
-    if limit <= 0:
-        return []
-    # Read outside the transaction, so it can be stale: a level emptied meanwhile yields no rows
-    # (SKIP LOCKED decides), a level that became due meanwhile is claimed by the next poll.
-    levels = due_priorities(lookahead_seconds=lookahead_seconds)
-    if not levels:
-        return []
-    rows: list[tuple[Any, ...]] = []
-    with transaction.atomic(durable=True), connection.cursor() as cursor:
-        for priority in levels:
-            params = {"priority": priority, "lookahead_seconds": lookahead_seconds, "limit": limit - len(rows)}
-            cursor.execute(*STATEMENTS["claim_select"].bind(params))
-            rows.extend(cursor.fetchall())
-            if len(rows) >= limit:
-                break
-        if not rows:
-            return []
-        ids = [(row[0],) for row in rows]
-        cursor.execute(*STATEMENTS["claim_mark_running"].bind({"worker_id": worker_id}, ids))
-        # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
-        if cursor.rowcount != len(rows):
-            raise RuntimeError(f"claim marked {cursor.rowcount} of {len(rows)} locked rows")
-    return [_claimed_from_row(row) for row in rows]
+    return claim_fair_share(
+        worker_id=worker_id, limit=limit, lookahead_seconds=lookahead_seconds, cursor=cursor or _CURSOR
+    )
 
 
 # --- the fair claim -------------------------------------------------------------
@@ -302,7 +276,11 @@ def _take(
         rows.extend(db.fetchall())
     if rows:
         marked = [(row[0],) for row in rows]
-        db.execute(STATEMENTS["claim_mark_running"].render(connection.connection, {"worker_id": worker_id}, marked))
+        db.execute(
+            STATEMENTS["claim_mark_running"].render(
+                connection.connection, {"worker_id": worker_id, "lease_slack_seconds": LEASE_SLACK_SECONDS}, marked
+            )
+        )
         # The rows are locked by our SELECT ... FOR UPDATE, so every one of them must change.
         if db.rowcount != len(rows):
             raise RuntimeError(f"claim marked {db.rowcount} of {len(rows)} locked rows")
@@ -411,19 +389,22 @@ def _claim_fair_share_once(
                 room = {tenant: room - got.get(tenant, 0) for tenant, room in room.items()}
                 last, takes, by_key_missed = more, takes + 1, set()  # a branch reads past locked rows
             cursor.after = cursor_after(start, walk.walked, shares, headroom)
-    return [_claimed_from_row(row) for row in interleave([taken[tenant] for tenant in shares if tenant in taken])]
+    return [claimed_from_row(row) for row in interleave([taken[tenant] for tenant in shares if tenant in taken])]
 
 
-def release_claims(*, worker_id: str, jobs: list[tuple[uuid.UUID, int]]) -> int:
-    """Give back claimed jobs that were never called, (id, attempt) each; returns how many were ours.
+def release_claims(*, worker_id: str, jobs: list[ClaimedJob]) -> int:
+    """Give back claimed jobs that were never called; returns how many were still ours.
 
-    Pending again, due as they were, with the claim's attempt undone (`claim_release`): the executor
-    that held them has dropped them, and whichever executor claims them next fires them. One held
-    elsewhere now (the reconciler took it back when its lease expired) is left as it is.
+    Pending again, due as they were, with the claim's attempt undone and the fence grown once more
+    (`claim_release`): the executor that held them has dropped them, and whichever executor claims
+    them next fires them. One held elsewhere now (the reconciler took it back when its lease
+    expired) is left as it is. Safe to send again: a repeat carries a fence the row has outgrown.
     """
     if not jobs:
         return 0
-    rows = [(job_id.bytes, attempt) for job_id, attempt in jobs]
+    rows = [(job.id.bytes, job.fence, job.attempt) for job in jobs]
     with connection.cursor() as cursor:
-        cursor.execute(*STATEMENTS["claim_release"].bind({"worker_id": worker_id}, rows, columns=("id", "attempt")))
+        cursor.execute(
+            *STATEMENTS["claim_release"].bind({"worker_id": worker_id}, rows, columns=("id", "fence", "attempt"))
+        )
         return cursor.rowcount

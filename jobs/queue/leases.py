@@ -29,8 +29,8 @@ def sweep_expired_leases(*, limit: int) -> int:
         attempts = [_task_attempt(row) for row in locked]
         # Before the jobs' UPDATE, which reads the tasks' status: an auto-pause here cancels a retry there.
         paused = task_health.update_task_health(cursor, attempts)
-        rows = [(bytes(job_id), attempt) for job_id, attempt, *_ in locked]
-        cursor.execute(*STATEMENTS["reconcile_expired_leases"].bind(None, rows, columns=("id", "attempt")))
+        rows = [(bytes(row[0]), row[-1]) for row in locked]  # (id, fence) as read
+        cursor.execute(*STATEMENTS["reconcile_expired_leases"].bind(None, rows, columns=("id", "fence")))
         # The swept rows are locked by this transaction, so each one must change: exactly the
         # jobs whose health was written above.
         if cursor.rowcount != len(locked):
@@ -42,7 +42,7 @@ def sweep_expired_leases(*, limit: int) -> int:
 
 def _task_attempt(row: tuple) -> task_health.TaskAttempt:
     """A swept row as its task's attempt: no result came back, so no HTTP status."""
-    job_id, attempt, max_attempts, task_id, scheduled_at, tenant_id = row
+    job_id, attempt, max_attempts, task_id, scheduled_at, tenant_id, _fence = row
     # The statement's own rule (attempt >= max_attempts: dead); a retry of a task that is not
     # active is cancelled there, and tasks.run_health.next_health shows it so.
     outcome = run_health.DEAD if attempt >= max_attempts else run_health.RETRYING

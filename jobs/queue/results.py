@@ -5,7 +5,7 @@ CPU): lock the rows that still carry our claim, lock their tasks and write how
 each is doing (`jobs.queue.task_health`, shared with the reconciler's sweep: one
 UPDATE per batch of last run, dead jobs in a row, auto-pause), then one
 UPDATE ... JOIN of the results, sent as one JSON document. The fence is
-status='running' AND worker_id AND attempt. What a result *is* (succeeded, retry, dead) is decided by the executor
+status='running' AND worker_id AND fence. What a result *is* (succeeded, retry, dead) is decided by the executor
 (`workers.executor.results.decide`); this module only writes it.
 """
 
@@ -36,7 +36,8 @@ class Outcome(enum.StrEnum):
 @dataclass(slots=True)  # not frozen: its __init__ would set each field through object.__setattr__ (2x, per job)
 class JobResult:
     job_id: uuid.UUID
-    attempt: int
+    fence: int  # the claim's fencing token (ClaimedJob.fence)
+    attempt: int  # the call this result is of (the attempt log's entry)
     outcome: Outcome
     http_status: int | None = None
     error: str | None = None
@@ -46,12 +47,23 @@ class JobResult:
 
 
 # The JSON document `result_write` reads: one row per written result.
-RESULT_COLUMNS = ("id", "attempt", "status", "http_status", "error", "response_body", "delay_seconds", "duration_ms")
+RESULT_COLUMNS = (
+    "id",
+    "fence",
+    "attempt",
+    "status",
+    "http_status",
+    "error",
+    "response_body",
+    "delay_seconds",
+    "duration_ms",
+)
 
 
 def _result_row(result: JobResult) -> tuple:
     return (
         result.job_id.bytes,
+        result.fence,
         result.attempt,
         result.outcome.value,
         result.http_status,
@@ -93,7 +105,7 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
 
     A dropped result is one whose claim is no longer ours: the reconciler took
     the job back after the lease expired, or another claim (even by this same
-    worker id) holds it with a newer attempt. Dropping it is correct: the row's
+    worker id) holds it with a newer fence, or it was given back. Dropping it is correct: the row's
     current state belongs to whoever holds it now.
     """
     report = WriteReport()
@@ -108,11 +120,11 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
         locked = {bytes(row[0]): row for row in cursor.fetchall()}
         fenced = {job_id: row[1] for job_id, row in locked.items()}
         for result in results:
-            # attempt is the fencing token: a row held under another attempt is not ours. A batch can
+            # fence is the fencing token: a row held under another fence is not ours. A batch can
             # hold two results for one job (an old claim's, late, and the re-claim's): only the
-            # current attempt's is written, once; pop so no other result can match that row.
+            # current holding's is written, once; pop so no other result can match that row.
             job_id = result.job_id.bytes
-            if fenced.get(job_id) == result.attempt:
+            if fenced.get(job_id) == result.fence:
                 fenced.pop(job_id)
                 report.written.append(result)
             else:
@@ -135,6 +147,7 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
                 "event": "result_dropped",
                 "job_id": str(result.job_id),
                 "attempt": result.attempt,
+                "fence": result.fence,
                 "outcome": result.outcome.value,
                 "worker_id": worker_id,
             },

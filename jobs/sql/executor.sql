@@ -15,38 +15,18 @@ WHERE pending_priority = {priority}
   AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
 LIMIT 1;
 
--- name: claim_select
--- The seed's claim SELECT, read one priority level at a time (the caller walks the
--- due levels in order, 0 first, until its free slots are filled). SKIP LOCKED passes
--- over rows another executor is claiming right now, so concurrent claims get
--- disjoint sets; under READ COMMITTED it takes no gap locks, so the scheduler's
--- inserts into the same index range never wait on a claim.
--- A paused tenant's jobs (tasks.pausing) are passed over: they stay pending until it is
--- resumed. For the NOT EXISTS MariaDB reads the paused tenants' ids once from
--- tenant_limits_paused_idx, index only, and probes them per job read (as scheduler_select_due);
--- a plain read, no lock even under SKIP LOCKED (measured: a locked limits row neither blocks nor
--- hides a job). While a tenant is paused this reads past its due jobs on every claim.
-SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
-       timeout_seconds, backoff_base_seconds, request_method, request_url,
-       request_headers, request_body, secret_ref, NOW(3) AS db_now
-FROM jobs
-WHERE pending_priority = %(priority)s
-  AND next_attempt_at <= NOW(3) + INTERVAL %(lookahead_seconds)s SECOND
-  AND NOT EXISTS (SELECT 1 FROM tenant_limits AS l WHERE l.tenant_id = jobs.tenant_id AND l.paused = 1)
-ORDER BY next_attempt_at
-LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED;
-
 -- name: claim_mark_running
 -- Second statement of the claim, same transaction, committed before any HTTP call.
--- attempt + 1 is the new fencing token. The lease runs from the job's own time, not
--- the claim's, so a job parked on its timer for up to one poll is never reclaimed.
+-- fence + 1 is the new fencing token (attempt + 1 counts the call about to be made). The lease
+-- runs from the job's own time, not the claim's, so a job parked on its timer for up to one poll
+-- is never reclaimed; %(lease_slack_seconds)s is jobs.queue.claims.LEASE_SLACK_SECONDS (its one place).
 UPDATE jobs
 SET status = 'running',
     worker_id = %(worker_id)s,
     attempt = attempt + 1,
+    fence = fence + 1,
     started_at = NOW(3),
-    lease_expires_at = GREATEST(next_attempt_at, NOW(3)) + INTERVAL (timeout_seconds + 30) SECOND,
+    lease_expires_at = GREATEST(next_attempt_at, NOW(3)) + INTERVAL (timeout_seconds + %(lease_slack_seconds)s) SECOND,
     updated_at = NOW(3)
 WHERE id IN ({ids})
   AND status = 'pending';
@@ -55,30 +35,34 @@ WHERE id IN ({ids})
 -- Give back claimed jobs that were never called (run_executor's prefetch: a job that waited for a
 -- call slot until too little of its lease was left, or was not called when its executor stopped).
 -- Each row behind its own fence, as a result is; a job the reconciler already took
--- back (or anyone else holds) matches 0 rows and is left as it is. The claim's attempt + 1 is undone:
--- no call was made, so the attempt budget is unchanged, and the only holder of that fencing token,
--- the releasing executor, has forgotten the job before this runs (a later claim that gets the same
--- number is the only one holding it; so a statement that failed, which may have committed, is never
--- sent again: runner._write_releases). Nothing is written to the attempt log or the task's health.
+-- back (or anyone else holds) matches 0 rows and is left as it is. The claim's attempt + 1 is undone
+-- (no call was made: the attempt budget and X-Attempt are unchanged), while the fence grows once
+-- more: the row's token is then larger than any claim ever handed out, so this statement sent again
+-- (its answer lost), or any late write of this holding, matches 0 rows even after the same worker
+-- claimed the job again. Nothing is written to the attempt log or the task's health.
 -- started_at goes back to NULL for a job never run before; a retry keeps this claim's time (its
--- earlier attempts' are in the attempt log). The rows are one JSON document of [id in hex, attempt],
--- read first and each job found by its primary key, as in result_write.
-UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (id CHAR(32) PATH '$[0]', attempt BIGINT PATH '$[1]')) AS r
+-- earlier attempts' are in the attempt log). The rows are one JSON document of
+-- [id in hex, fence, attempt], read first and each job found by its primary key, as in result_write;
+-- only r's values on the right (a multi-table UPDATE may assign in any order).
+UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (
+    id CHAR(32) PATH '$[0]', fence BIGINT PATH '$[1]', attempt BIGINT PATH '$[2]'
+)) AS r
 STRAIGHT_JOIN jobs AS j FORCE INDEX (PRIMARY) ON j.id = UNHEX(r.id)
 SET j.status = 'pending',
     j.attempt = r.attempt - 1,
+    j.fence = r.fence + 1,
     j.worker_id = NULL,
     j.started_at = IF(r.attempt = 1, NULL, j.started_at),
     j.lease_expires_at = NULL,
     j.updated_at = NOW(3)
 WHERE j.status = 'running'
   AND j.worker_id = %(worker_id)s
-  AND j.attempt = r.attempt;
+  AND j.fence = r.fence;
 
 -- name: result_lock_fenced
 -- Lock the rows that still carry our claim, so the writes below are exact and every
--- dropped result is known by id (the caller keeps only rows whose attempt matches).
-SELECT id, attempt, task_id, scheduled_at, tenant_id
+-- dropped result is known by id (the caller keeps only rows whose fence matches).
+SELECT id, fence, task_id, scheduled_at, tenant_id
 FROM jobs
 WHERE status = 'running'
   AND worker_id = %(worker_id)s
@@ -123,11 +107,11 @@ SET t.consecutive_failures = h.consecutive_failures,
     t.paused_reason = IF(h.pause, h.paused_reason, t.paused_reason);
 
 -- name: result_write
--- Every result of a batch in one statement; each row keeps its own fence. attempt
+-- Every result of a batch in one statement; each row keeps its own fence. fence
 -- is the fencing token: a late write from an older claim (the reconciler took the
--- job back, or another claim, even by the same worker id, holds it now) matches
--- 0 rows and leaves the row untouched. The results are one JSON document, an array of
--- [id in hex, attempt, status, http_status, error, response_body, delay_seconds, duration_ms]
+-- job back, the job was given back, or another claim, even by the same worker id, holds
+-- it now) matches 0 rows and leaves the row untouched. The results are one JSON document, an array of
+-- [id in hex, fence, attempt, status, http_status, error, response_body, delay_seconds, duration_ms]
 -- per result, read by JSON_TABLE and joined on the primary key (jobs.queue.statements.json_rows:
 -- a derived table of one SELECT per result cost the server ~6 ms per 500 to build, this ~1.4).
 -- delay_seconds is the retry backoff (NULL unless status = 'pending'); the due time still comes
@@ -139,9 +123,9 @@ SET t.consecutive_failures = h.consecutive_failures,
 -- The document first, each job and task by its primary key, its columns wider than their
 -- targets, as in result_update_tasks.
 UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (
-    id CHAR(32) PATH '$[0]', attempt BIGINT PATH '$[1]', status TEXT PATH '$[2]',
-    http_status BIGINT PATH '$[3]', error TEXT PATH '$[4]', response_body LONGTEXT PATH '$[5]',
-    delay_seconds BIGINT PATH '$[6]', duration_ms BIGINT PATH '$[7]'
+    id CHAR(32) PATH '$[0]', fence BIGINT PATH '$[1]', attempt BIGINT PATH '$[2]', status TEXT PATH '$[3]',
+    http_status BIGINT PATH '$[4]', error TEXT PATH '$[5]', response_body LONGTEXT PATH '$[6]',
+    delay_seconds BIGINT PATH '$[7]', duration_ms BIGINT PATH '$[8]'
 )) AS r
 STRAIGHT_JOIN jobs AS j FORCE INDEX (PRIMARY) ON j.id = UNHEX(r.id)
 LEFT JOIN tasks AS t FORCE INDEX (PRIMARY) ON t.id = j.task_id
@@ -187,7 +171,7 @@ SET -- The attempt log, in the same statement (no extra round trip): one compact
     j.updated_at = NOW(3)
 WHERE j.status = 'running'
   AND j.worker_id = %(worker_id)s
-  AND j.attempt = r.attempt;
+  AND j.fence = r.fence;
 
 -- The fair claim (jobs/queue/claims.py, jobs/fairness.py; README "Fairness and limits").
 -- Free slots are shared among the tenants with due jobs, priority orders jobs inside a tenant.
@@ -242,7 +226,7 @@ GROUP BY tenant_id;
 -- The walk read the keys without locks, so each is checked again: another executor may have
 -- claimed the job (no longer pending: the key no longer matches; or locked: SKIP LOCKED passes
 -- over it). Such a tenant simply gets nothing this round.
-SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
+SELECT id, tenant_id, task_id, scheduled_at, attempt, fence, max_attempts, next_attempt_at,
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
 FROM jobs FORCE INDEX (jobs_tenant_due_idx)
@@ -258,7 +242,7 @@ FOR UPDATE SKIP LOCKED;
 -- is claiming; rows this claim took in an earlier round are already 'running' (marked in the
 -- same transaction), since SKIP LOCKED never skips our own locks. The index is forced for the
 -- reason given at fair_walk (jobs_claim_idx would read through the other tenants' due jobs).
-SELECT id, tenant_id, task_id, scheduled_at, attempt, max_attempts, next_attempt_at,
+SELECT id, tenant_id, task_id, scheduled_at, attempt, fence, max_attempts, next_attempt_at,
        timeout_seconds, backoff_base_seconds, request_method, request_url,
        request_headers, request_body, secret_ref, NOW(3) AS db_now
 FROM jobs FORCE INDEX (jobs_tenant_due_idx)

@@ -30,7 +30,7 @@ LIMIT %(limit)s;
 -- read above wins and the row no longer matches. SKIP LOCKED passes over a row an executor is
 -- writing the result of right now (its result wins, or the next sweep takes it) and over another
 -- replica's sweep, so replicas sweep disjoint sets and a sweep never waits on a job row.
-SELECT id, attempt, max_attempts, task_id, scheduled_at, tenant_id
+SELECT id, attempt, max_attempts, task_id, scheduled_at, tenant_id, fence
 FROM jobs FORCE INDEX (PRIMARY)
 WHERE id IN ({ids})
   AND status = 'running'
@@ -39,7 +39,7 @@ ORDER BY lease_expires_at, id
 FOR UPDATE SKIP LOCKED;
 
 -- name: reconcile_expired_leases
--- The rows locked above, (id, attempt) as read, behind the same guard: they are locked by this
+-- The rows locked above, (id, fence) as read, behind the same guard: they are locked by this
 -- transaction, so each one changes (the caller checks the count). A job goes back to the
 -- queue, or to the DLQ when its budget is spent. It never adds an attempt: the claim
 -- already counted this one, so a job never runs more than max_attempts times. It
@@ -92,6 +92,6 @@ SET status = CASE
     worker_id = NULL,
     lease_expires_at = NULL,
     updated_at = NOW(3)
-WHERE (id, attempt) IN ({rows})
+WHERE (id, fence) IN ({rows})
   AND status = 'running'
   AND lease_expires_at < NOW(3);

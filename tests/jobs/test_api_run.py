@@ -11,8 +11,8 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from jobs.models import Job, JobStatus, RunRequest
 from jobs.queue import JobResult, Outcome, claim_due, record_results
+from outbound.signature import key_of, signature
 from signing.services import signing_secret_create
-from signing.signature import key_of, signature
 from tests.factories import make_task
 from tests.receivers import ConnectionTrap
 from workers.archiver import Archiver
@@ -37,9 +37,9 @@ def test_run_now_makes_one_pending_job_due_now_like_any_other(client, store):
     # Claimed and fenced like any other job.
     (claimed,) = claim_due(worker_id="w", limit=10, lookahead_seconds=1)
     assert (claimed.id, claimed.attempt) == (job.pk, 1)
-    stale = record_results(worker_id="w", results=[JobResult(job.pk, 0, Outcome.SUCCEEDED, http_status=200)])
+    stale = record_results(worker_id="w", results=[JobResult(job.pk, 0, 0, Outcome.SUCCEEDED, http_status=200)])
     assert stale.dropped and not stale.written  # attempt is the fence, for a run now too
-    record_results(worker_id="w", results=[JobResult(job.pk, 1, Outcome.SUCCEEDED, http_status=200)])
+    record_results(worker_id="w", results=[JobResult(job.pk, 1, 1, Outcome.SUCCEEDED, http_status=200)])
     task.refresh_from_db()  # and it counts in the task's health like a scheduled run
     assert (task.last_run_job_id, task.last_run_status, task.last_run_http_status) == (job.pk, "succeeded", 200)
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from jobs.delivery import http_instant, our_headers
-from tasks.headers import DEADLINE_HEADER, SCHEDULED_AT_HEADER
+from outbound.attempt_headers import http_instant, our_headers
+from outbound.headers import DEADLINE_HEADER, SCHEDULED_AT_HEADER
 
 
 @pytest.mark.parametrize(

@@ -113,7 +113,7 @@ def test_a_running_jobs_late_result_still_lands_after_delete_and_its_retry_is_ca
     running = jobs["running"]
     report = record_results(
         worker_id="w1",
-        results=[JobResult(running.pk, 1, Outcome.RETRY, http_status=500, error="HTTP 500", delay_seconds=10)],
+        results=[JobResult(running.pk, 1, 1, Outcome.RETRY, http_status=500, error="HTTP 500", delay_seconds=10)],
     )
     assert report.written and not report.dropped  # the fence held: same worker, same attempt
     row = Job.objects.get(pk=running.pk)
@@ -125,7 +125,7 @@ def test_a_running_jobs_success_lands_after_pause(client):
     task = make_task()
     running = _jobs_of(task)["running"]
     client.post(f"/v1/tasks/{task.pk}/pause")
-    record_results(worker_id="w1", results=[JobResult(running.pk, 1, Outcome.SUCCEEDED, http_status=200)])
+    record_results(worker_id="w1", results=[JobResult(running.pk, 1, 1, Outcome.SUCCEEDED, http_status=200)])
     assert Job.objects.get(pk=running.pk).status == JobStatus.SUCCEEDED
 
 

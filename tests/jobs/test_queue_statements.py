@@ -31,7 +31,10 @@ def test_the_probe_reads_each_priority_level_once_in_order():
 
 def test_the_archive_select_reads_the_records_stored_fields():
     selected = QUERIES["archive_select"].split("SELECT", 1)[1].split("FROM", 1)[0]
-    assert [column.strip() for column in selected.split(",")] == list(STORED_FIELDS)
+    assert [column.strip() for column in selected.split(",")] == [
+        *STORED_FIELDS,
+        "fence",
+    ]  # the delete guard's token follows the record
 
 
 def test_a_statement_binds_its_names_in_order_around_the_rows():

@@ -6,9 +6,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from outbound.signature import key_of
 from signing.models import SigningSecret
 from signing.selectors import signing_keys
-from signing.signature import key_of
 
 pytestmark = pytest.mark.django_db
 URL = "/v1/signing-secrets"

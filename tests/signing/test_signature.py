@@ -5,7 +5,7 @@ import time
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from signing.signature import SIGNATURE_HEADER, key_of, new_secret, signature, signature_headers
+from outbound.signature import SIGNATURE_HEADER, key_of, new_secret, signature, signature_headers
 
 
 def test_a_new_secret_is_whsec_base64_of_32_bytes_and_differs_each_time():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from tasks.egress import EgressPolicy, ParsedTarget
+from outbound.egress import EgressPolicy, ParsedTarget
 
 # Names the fake resolver knows; anything else raises like a failed lookup.
 DNS: dict[str, list[str]] = {

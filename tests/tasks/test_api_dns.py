@@ -13,7 +13,8 @@ import time
 
 import pytest
 
-from tasks import egress, targets
+from outbound import egress
+from tasks import targets
 from tasks.models import Task
 from tests.dns_server import DnsServer
 from tests.factories import make_task

@@ -1,10 +1,10 @@
-"""Tests for tasks.egress.allowlist: EGRESS_ALLOWLIST parsing and matching (pure, no Django)."""
+"""Tests for outbound.egress.allowlist: EGRESS_ALLOWLIST parsing and matching (pure, no Django)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tasks.egress.allowlist import Allowlist
+from outbound.egress.allowlist import Allowlist
 
 # --------------------------------------------------------------------------
 # Allowlist

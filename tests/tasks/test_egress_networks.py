@@ -1,4 +1,4 @@
-"""Tests for tasks.egress.networks: which addresses are public (pure, no Django)."""
+"""Tests for outbound.egress.networks: which addresses are public (pure, no Django)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tasks.egress.networks import BLOCKED_NETWORKS, _embedded_ipv4, _is_public, is_public_address
+from outbound.egress.networks import BLOCKED_NETWORKS, _embedded_ipv4, _is_public, is_public_address
 
 # --------------------------------------------------------------------------
 # is_public_address

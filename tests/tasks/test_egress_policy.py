@@ -1,10 +1,10 @@
-"""Tests for tasks.egress.policy: the destination check at dial time, DNS at create time, the allowlist's holes."""
+"""Tests for outbound.egress.policy: the destination check at dial time, DNS at create time, the allowlist's holes."""
 
 from __future__ import annotations
 
 import pytest
 
-from tasks.egress import (
+from outbound.egress import (
     ALLOWED_PORTS,
     GENERIC_MESSAGE,
     Allowlist,

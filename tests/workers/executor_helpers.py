@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
-import pytest
-
 from jobs.queue import ClaimedJob
-from tasks.egress import Allowlist, EgressPolicy
-from workers.executor.http import ENGINES, DeliveryClient
+from outbound.client import DeliveryClient
+from outbound.egress import Allowlist, EgressPolicy
+from workers.executor.credentials import Credentials, send_with_credentials
+from workers.executor.secrets import SecretsProvider
+from workers.executor.signing import SigningKeys
 
 
 def claimed(url: str, **overrides: Any) -> ClaimedJob:
@@ -24,6 +24,7 @@ def claimed(url: str, **overrides: Any) -> ClaimedJob:
         "task_id": uuid.uuid4(),
         "scheduled_at": now,
         "attempt": 1,
+        "fence": 1,
         "max_attempts": 3,
         "next_attempt_at": now,
         "timeout_seconds": 5,
@@ -44,23 +45,17 @@ def policy_for(*entries: str) -> EgressPolicy:
     return EgressPolicy(Allowlist.parse(",".join(entries)))
 
 
-ENGINE = "httptools"  # the default engine; each_engine runs a test on all three
-
-
-@pytest.fixture(params=ENGINES, autouse=False)
-def each_engine(request, monkeypatch):
-    """Run a test once per HTTP engine (`send` picks it up)."""
-    monkeypatch.setattr(sys.modules[__name__], "ENGINE", request.param)
-    return request.param
-
-
-def send(job: ClaimedJob, **client_kwargs: Any):
-    """Send one job on a fresh client (the current ENGINE) in a fresh event loop."""
+def send(
+    job: ClaimedJob, *, secrets: SecretsProvider | None = None, signing: SigningKeys | None = None, **client_kwargs: Any
+):
+    """Send one job as the executor does (its credential and keys handed over) on a fresh client and event loop."""
 
     async def main():
-        client = DeliveryClient(engine=ENGINE, **client_kwargs)
+        client = DeliveryClient(**client_kwargs)
         try:
-            return await client.send(job)
+            return await send_with_credentials(
+                job, client=client, credentials=Credentials(secrets=secrets, signing=signing)
+            )
         finally:
             await client.aclose()
 

@@ -46,12 +46,12 @@ def old_entries(attempts: range) -> str:
 
 
 def put_back_running(job: Job, attempt: int) -> None:
-    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, attempt=attempt, worker_id=WORKER)
+    Job.objects.filter(pk=job.pk).update(status=JobStatus.RUNNING, attempt=attempt, fence=attempt, worker_id=WORKER)
 
 
 def test_a_result_appends_its_attempt_with_times_duration_status_and_error():
     job = running_job()
-    failure = JobResult(job.pk, 1, Outcome.RETRY, 503, "HTTP 503", "busy", delay_seconds=10, duration_ms=250)
+    failure = JobResult(job.pk, 1, 1, Outcome.RETRY, 503, "HTTP 503", "busy", delay_seconds=10, duration_ms=250)
 
     record_results(worker_id=WORKER, results=[failure])
 
@@ -71,7 +71,7 @@ def test_a_result_appends_its_attempt_with_times_duration_status_and_error():
 
 def test_the_stored_entry_is_a_compact_array_with_epoch_milliseconds():
     job = running_job()
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, Outcome.SUCCEEDED, 200, None, "ok", None, 12)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, 1, Outcome.SUCCEEDED, 200, None, "ok", None, 12)])
 
     [entry] = stored_log(job)
     assert entry[0] == 1 and entry[2:] == [12, "succeeded", 200, None]
@@ -83,18 +83,18 @@ def test_the_stored_entry_is_a_compact_array_with_epoch_milliseconds():
 def test_an_error_with_quotes_and_brackets_stays_one_readable_entry():
     job = running_job()
     error = 'HTTP 500 "]], [x'
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, Outcome.RETRY, 500, error, None, 10, 3)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, 1, Outcome.RETRY, 500, error, None, 10, 3)])
     put_back_running(job, 2)
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 2, Outcome.SUCCEEDED, 200, None, "", None, 4)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 2, 2, Outcome.SUCCEEDED, 200, None, "", None, 4)])
 
     assert [(e.attempt, e.error) for e in log_of(job)] == [(1, error), (2, None)]
 
 
 def test_attempts_accumulate_oldest_first():
     job = running_job()
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, Outcome.RETRY, None, "timeout", None, 10, 30000)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, 1, Outcome.RETRY, None, "timeout", None, 10, 30000)])
     put_back_running(job, 2)
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 2, Outcome.SUCCEEDED, 200, None, "ok", None, 12)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 2, 2, Outcome.SUCCEEDED, 200, None, "ok", None, 12)])
 
     log = log_of(job)
     assert [(e.attempt, e.status, e.error) for e in log] == [(1, "pending", "timeout"), (2, "succeeded", None)]
@@ -105,7 +105,7 @@ def test_only_the_last_twenty_attempts_are_kept():
     job = running_job(attempts=old_entries(range(1, 21)))
     put_back_running(job, 21)
 
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 21, Outcome.DEAD, 500, "HTTP 500", None, None, 5)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 21, 21, Outcome.DEAD, 500, "HTTP 500", None, None, 5)])
 
     log = log_of(job)
     assert len(log) == 20 and [e.attempt for e in log] == list(range(2, 22))
@@ -117,14 +117,14 @@ def test_a_log_under_twenty_entries_keeps_them_all_past_attempt_twenty():
     job = running_job(attempts=old_entries(range(20, 25)))
     put_back_running(job, 25)
 
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 25, Outcome.SUCCEEDED, 200, None, "", None, 5)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 25, 25, Outcome.SUCCEEDED, 200, None, "", None, 5)])
 
     assert [e.attempt for e in log_of(job)] == [20, 21, 22, 23, 24, 25]
 
 
 def test_a_result_dropped_by_the_fence_adds_nothing_to_the_log():
     job = running_job()
-    late = JobResult(job.pk, 0, Outcome.SUCCEEDED, 200, None, "ok", None, 5)  # an older claim's attempt
+    late = JobResult(job.pk, 0, 0, Outcome.SUCCEEDED, 200, None, "ok", None, 5)  # an older claim's attempt
 
     report = record_results(worker_id=WORKER, results=[late])
 
@@ -134,7 +134,7 @@ def test_a_result_dropped_by_the_fence_adds_nothing_to_the_log():
 def test_the_job_api_returns_the_attempt_log(owner):
     job = running_job()
     Job.objects.filter(pk=job.pk).update(tenant_id=owner.tenant_id)
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, Outcome.DEAD, 404, "HTTP 404", None, None, 7)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, 1, Outcome.DEAD, 404, "HTTP 404", None, None, 7)])
 
     body = owner.get(f"/v1/jobs/{job.pk}").json()
 
@@ -154,9 +154,10 @@ def test_a_job_that_never_ran_has_an_empty_log(owner):
 
 def test_the_admin_shows_the_attempt_log_newest_first(client):
     job = running_job()
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, Outcome.RETRY, 502, "HTTP 502", None, 10, 31)])
+    record_results(worker_id=WORKER, results=[JobResult(job.pk, 1, 1, Outcome.RETRY, 502, "HTTP 502", None, 10, 31)])
     put_back_running(job, 2)
-    record_results(worker_id=WORKER, results=[JobResult(job.pk, 2, Outcome.RETRY, None, "timeout <30s>", None, 20, 9)])
+    timeout = JobResult(job.pk, 2, 2, Outcome.RETRY, None, "timeout <30s>", None, 20, 9)
+    record_results(worker_id=WORKER, results=[timeout])
     agent = make_staff("agent", groups=(support_group(),))
 
     client.force_login(agent)

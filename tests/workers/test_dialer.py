@@ -9,18 +9,15 @@ import aiohttp
 import pytest
 from aiohttp.abc import AbstractResolver
 
-from tasks.egress import GENERIC_MESSAGE, EgressDenied
+from outbound.client import ERROR_CONNECTION, DeliveryClient
+from outbound.dialer import DialRefused, VettingResolver, vetted_socket_factory
+from outbound.egress import GENERIC_MESSAGE, EgressDenied
+from outbound.tenant_lookups import LookupLimits
 from tests.receivers import ConnectionTrap, Receiver
-from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
-from workers.executor.dialer import DialRefused, VettingResolver, vetted_socket_factory
-from workers.executor.http import ERROR_CONNECTION, DeliveryClient
-from workers.executor.lookups import LookupLimits
+from tests.workers.executor_helpers import claimed, policy_for, send
 
 PUBLIC = "93.184.215.14"
 NO_SUCH_NAME = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-
-pytestmark = pytest.mark.usefixtures("each_engine")
-__all__ = ["each_engine"]  # the fixture, imported for pytest
 
 
 class ScriptedResolver(AbstractResolver):
@@ -146,7 +143,6 @@ def test_the_vetting_resolver_raises_egress_denied_for_a_private_answer():
     assert "10.0.0.7" in caught.value.reason  # for our logs only
 
 
-@pytest.mark.parametrize("each_engine", ["httptools"], indirect=True)
 def test_concurrent_dials_to_one_name_share_one_lookup_and_each_address_is_still_vetted():
     # 20 calls at once to one name: one lookup (as aiohttp's connector caches it); the second answer,
     # a private address, is never asked for within the cache's 10 s.
@@ -155,7 +151,7 @@ def test_concurrent_dials_to_one_name_share_one_lookup_and_each_address_is_still
         policy = policy_for(f"127.0.0.1:{receiver.port}")
 
         async def main():
-            client = DeliveryClient(engine="httptools", policy=policy, resolver=resolver)
+            client = DeliveryClient(policy=policy, resolver=resolver)
             try:
                 url = f"http://hooks.example.com:{receiver.port}/hook"
                 return await asyncio.gather(*(client.send(claimed(url)) for _ in range(20)))
@@ -168,7 +164,6 @@ def test_concurrent_dials_to_one_name_share_one_lookup_and_each_address_is_still
         assert len(receiver.received("/hook")) == 20
 
 
-@pytest.mark.parametrize("each_engine", ["httptools"], indirect=True)
 def test_a_refused_lookup_is_not_cached_and_the_next_call_looks_again():
     with Receiver() as receiver:
         resolver = ScriptedResolver(NO_SUCH_NAME, ["127.0.0.1"])
@@ -176,9 +171,7 @@ def test_a_refused_lookup_is_not_cached_and_the_next_call_looks_again():
 
         async def main():
             # The pool caches no refusal; the lookups' own short negative cache is off here.
-            client = DeliveryClient(
-                engine="httptools", policy=policy, resolver=resolver, lookups=LookupLimits(negative_seconds=0)
-            )
+            client = DeliveryClient(policy=policy, resolver=resolver, lookups=LookupLimits(negative_seconds=0))
             try:
                 url = f"http://hooks.example.com:{receiver.port}/hook"
                 return [await client.send(claimed(url)) for _ in range(2)]

@@ -10,10 +10,10 @@ import pytest
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
+from bench.round1_claim import CLAIM_SELECT
 from domain.ids import new_id
 from jobs.models import Job, JobStatus
 from jobs.queue import claim_due
-from jobs.queue.statements import QUERIES
 from tests.concurrency import at_once
 from tests.factories import make_job, make_task
 from tests.workers.executor_db import bulk_jobs, db_now
@@ -115,7 +115,7 @@ def test_the_scheduler_inserts_jobs_while_a_claim_holds_its_locks_under_read_com
                 cursor.execute("SELECT @@tx_isolation")
                 isolation.append(cursor.fetchone()[0])
                 # The claim's SELECT over an empty due range of priority 5: gap locks under REPEATABLE READ.
-                cursor.execute(QUERIES["claim_select"], {"priority": 5, "lookahead_seconds": 3600, "limit": 100})
+                cursor.execute(CLAIM_SELECT, {"priority": 5, "lookahead_seconds": 3600, "limit": 100})
                 holding.set()
                 release.wait(10)
         finally:

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.workers.executor_helpers import policy_for
+from workers.executor.claimer import CLAIM_JITTER_SECONDS, CLAIM_LEAD_SECONDS, Claimer
 from workers.executor.clock import DRIFT_PER_SECOND, DatabaseClock, epoch_seconds
-from workers.executor.http import DeliveryClient
-from workers.executor.runner import CLAIM_JITTER_SECONDS, CLAIM_LEAD_SECONDS, Executor, ExecutorConfig
+from workers.executor.credentials import Credentials
+from workers.executor.db_threads import DatabaseThread
+from workers.executor.tally import Tally
 
 TRUE_OFFSET = 1_800_000_000.0 - 500.0  # database epoch seconds - local monotonic seconds
 
@@ -126,13 +127,21 @@ def test_the_real_database_clock_reads_with_a_small_bound():
     assert abs(clock.database_time() - datetime.now(UTC).timestamp()) < 1.0 + reading.error  # same host's clock
 
 
-def _idle_executor(world: FakeWorld, poll_seconds: float):
-    executor = Executor(
-        ExecutorConfig(worker_id="w", poll_seconds=poll_seconds), client=DeliveryClient(policy=policy_for())
+def _idle_executor(world: FakeWorld, poll_seconds: float) -> Claimer:
+    """The executor's claimer (its pacing), on the world's clock."""
+    clock = world.clock(samples=1)
+    clock.refresh()
+    return Claimer(
+        worker_id="w",
+        concurrency=200,
+        prefetch=0,
+        poll_seconds=poll_seconds,
+        clock=clock,
+        credentials=Credentials(),
+        db=DatabaseThread("claims", worker_id="w"),
+        tally=Tally(),
+        on_claimed=lambda jobs: None,
     )
-    executor.clock = world.clock(samples=1)
-    executor.clock.refresh()
-    return executor
 
 
 @settings(deadline=None)  # building an Executor (its HTTP client) is slow on a busy machine, not the rule
@@ -140,7 +149,7 @@ def _idle_executor(world: FakeWorld, poll_seconds: float):
 def test_an_idle_claim_starts_its_lead_before_a_whole_second_of_the_database_clock(start, poll):
     world = FakeWorld([(0.0, 0.0)], start=500.0 + start)
     executor = _idle_executor(world, poll)
-    sleep = executor._idle_seconds()
+    sleep = executor.idle_seconds()
     assert 0.0 <= sleep <= poll  # never longer than the poll: the claims still cover the lookahead
     wake = world.now + TRUE_OFFSET + sleep + CLAIM_LEAD_SECONDS  # on the database clock
     # On a whole second, or up to the jitter after it (drawn per sleep).
@@ -152,11 +161,11 @@ def test_idle_executors_wake_at_different_moments_within_the_jitter():
     # and the same one won every time; drawn per sleep, they take turns.
     world = FakeWorld([(0.0, 0.0)], start=500.25)
     executor = _idle_executor(world, 1.0)
-    sleeps = [executor._idle_seconds() for _ in range(50)]
+    sleeps = [executor.idle_seconds() for _ in range(50)]
     assert len(set(sleeps)) > 1
     assert max(sleeps) - min(sleeps) <= CLAIM_JITTER_SECONDS
 
 
 def test_a_poll_shorter_than_a_second_is_not_aligned():
     executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
-    assert executor._idle_seconds() == 0.5
+    assert executor.idle_seconds() == 0.5

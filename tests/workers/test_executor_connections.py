@@ -1,4 +1,4 @@
-"""The httptools engine's own pool (workers.executor.connections), against real servers on 127.0.0.1.
+"""The httptools engine's own pool (outbound.connections), against real servers on 127.0.0.1.
 
 What the engine-wide tests (test_executor_http, test_executor_wire, test_dialer) cannot show:
 how many connections the pool opens and keeps, its limit under concurrent calls, a call that
@@ -22,10 +22,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from outbound.client import ERROR_CONNECTION, ERROR_TIMEOUT, DeliveryClient
+from outbound.connections import ConnectionPool
+from outbound.decoding import BoundedDecoder
 from tests.receivers import ScriptedServer
 from tests.workers.executor_helpers import claimed, policy_for
-from workers.executor.connections import ConnectionPool
-from workers.executor.http import ERROR_CONNECTION, ERROR_TIMEOUT, DeliveryClient, _BoundedDecoder
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
@@ -73,7 +74,7 @@ def _send_one(server: ScriptedServer, **job):
     """One call to `server`'s `/` on a fresh client of the httptools engine."""
 
     async def main():
-        client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+        client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"))
         try:
             return await client.send(claimed(server.url("/"), **job))
         finally:
@@ -86,7 +87,7 @@ def test_one_kept_alive_connection_carries_calls_made_one_after_the_other():
     with ScriptedServer(_serve_forever()) as server:
 
         async def main():
-            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"))
             try:
                 return [await client.send(claimed(server.url(f"/{n}"))) for n in range(5)]
             finally:
@@ -103,9 +104,7 @@ def test_concurrent_calls_never_hold_more_connections_than_the_limit():
     with ScriptedServer(_serve_forever(delay=0.05, opened=opened)) as server:
 
         async def main():
-            client = DeliveryClient(
-                engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"), max_connections=2
-            )
+            client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"), max_connections=2)
             try:
                 return await asyncio.gather(*(client.send(claimed(server.url(f"/{n}"))) for n in range(8)))
             finally:
@@ -132,9 +131,7 @@ def test_a_call_that_times_out_while_the_pool_is_full_leaves_the_room_to_the_nex
     with ScriptedServer(handler) as server:
 
         async def main():
-            client = DeliveryClient(
-                engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"), max_connections=1
-            )
+            client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"), max_connections=1)
             try:
                 slow = asyncio.ensure_future(client.send(claimed(server.url("/slow"), timeout_seconds=2)))
                 await asyncio.sleep(0.1)
@@ -157,7 +154,7 @@ def test_a_head_answer_ends_at_its_head_and_its_connection_is_not_kept():
     with ScriptedServer(_serve_forever(answer=b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")) as server:
 
         async def main():
-            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"))
             try:
                 return [await client.send(claimed(server.url("/h"), method="HEAD")) for _ in range(2)]
             finally:
@@ -173,7 +170,7 @@ def test_a_second_answer_sent_with_the_first_is_never_read_and_the_connection_is
     with ScriptedServer(_serve_forever(answer=doubled)) as server:
 
         async def main():
-            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"))
+            client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"))
             try:
                 return [await client.send(claimed(server.url(f"/{n}"), method="GET")) for n in range(2)]
             finally:
@@ -237,7 +234,7 @@ class TLSServer(ScriptedServer):
 
 def _send_tls(server: TLSServer, context: ssl.SSLContext | None):
     async def main():
-        client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"), ssl_context=context)
+        client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"), ssl_context=context)
         try:
             return [await client.send(claimed(server.url(f"/{n}"))) for n in range(2)]
         finally:
@@ -340,9 +337,7 @@ def test_a_full_idle_pool_lets_go_of_its_oldest_connection_not_the_one_just_used
     with ScriptedServer(_serve_forever()) as a, ScriptedServer(_serve_forever()) as b:
 
         async def main():
-            client = DeliveryClient(
-                engine="httptools", policy=policy_for(f"127.0.0.1:{a.port}", f"127.0.0.1:{b.port}"), max_connections=2
-            )
+            client = DeliveryClient(policy=policy_for(f"127.0.0.1:{a.port}", f"127.0.0.1:{b.port}"), max_connections=2)
             try:
                 await asyncio.gather(*(client.send(claimed(a.url(f"/{n}"))) for n in range(2)))
                 return [await client.send(claimed(b.url(f"/{n}"))) for n in range(4)]
@@ -362,7 +357,7 @@ def test_a_waiter_woken_but_beaten_to_the_room_stays_first_in_line():
                 policy=policy_for(f"127.0.0.1:{server.port}"),
                 limit=1,
                 keepalive_seconds=30,
-                decoder_factory=_BoundedDecoder,
+                decoder_factory=BoundedDecoder,
             )
             origin = ("tenant-a", "http", "127.0.0.1", server.port)
             held, _ = await pool.acquire(origin)
@@ -401,7 +396,7 @@ def test_a_body_of_many_small_chunks_is_not_taken_for_a_long_head():
     with ScriptedServer(handler) as server:
 
         async def main():
-            client = DeliveryClient(engine="httptools", policy=policy_for(f"127.0.0.1:{server.port}"), body_limit=65536)
+            client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"), body_limit=65536)
             try:
                 return await client.send(claimed(server.url("/")))
             finally:
@@ -435,7 +430,7 @@ def test_a_cached_names_addresses_take_turns_at_being_dialled_first():
             policy=policy_for("127.0.0.1:8080", "127.0.0.2:8080"),
             limit=1,
             keepalive_seconds=30,
-            decoder_factory=_BoundedDecoder,
+            decoder_factory=BoundedDecoder,
             resolver=resolver,
         )
         firsts = [(await pool._addresses("hooks.example.com", 8080))[0][4][0] for _ in range(4)]

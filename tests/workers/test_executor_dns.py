@@ -10,19 +10,15 @@ from __future__ import annotations
 import asyncio
 import time
 
-import pytest
 from aiohttp.resolver import AsyncResolver
 
-from tasks.egress import GENERIC_MESSAGE
+from outbound.client import ERROR_CONNECTION, DeliveryClient
+from outbound.egress import GENERIC_MESSAGE
+from outbound.tenant_lookups import LookupLimits
 from tests.dns_server import DnsServer
 from tests.receivers import Receiver
 from tests.workers import executor_helpers
-from tests.workers.executor_helpers import claimed, each_engine, policy_for
-from workers.executor.http import ERROR_CONNECTION, DeliveryClient
-from workers.executor.lookups import LookupLimits
-
-pytestmark = pytest.mark.usefixtures("each_engine")
-__all__ = ["each_engine"]  # the fixture, imported for pytest
+from tests.workers.executor_helpers import claimed, policy_for
 
 HOOKS_B = "hooks.tenant-b.test"
 
@@ -39,7 +35,6 @@ def test_names_of_one_tenant_that_never_answer_do_not_delay_another_tenants_call
 
         async def main():
             client = DeliveryClient(
-                engine=executor_helpers.ENGINE,
                 policy=policy_for(f"127.0.0.1:{receiver.port}"),
                 # c-ares pointed at our server, with no timeout of its own to speak of
                 resolver=AsyncResolver(nameservers=[dns.nameserver], timeout=30, tries=1),
@@ -74,7 +69,6 @@ def test_a_tenant_has_at_most_its_cap_of_lookups_in_flight_and_the_rest_fail_at_
 
         async def main():
             client = DeliveryClient(
-                engine=executor_helpers.ENGINE,
                 policy=policy_for(f"127.0.0.1:{receiver.port}"),
                 lookups=_limits(dns, timeout_seconds=1.0, per_tenant=3),
             )
@@ -106,7 +100,6 @@ def test_a_name_that_does_not_exist_is_refused_and_not_asked_again_at_once():
 
         async def main():
             client = DeliveryClient(
-                engine=executor_helpers.ENGINE,
                 policy=policy_for(f"127.0.0.1:{receiver.port}"),
                 lookups=_limits(dns),
             )

@@ -48,7 +48,15 @@ def test_sigterm_stops_claiming_lets_calls_finish_within_the_grace_period_and_ex
     stuck = bulk_jobs(2, url=receiver.url("/slow/30"), timeout_seconds=60, next_attempt_at=db_now())
     log = tmp_path / "executor.log"
     executor = start_manage(
-        "run_executor", "--worker-id", "w-e2e", "--poll", "0.3", "--grace", "3", env=_env(receiver), log_path=log
+        "run_executor",
+        "--worker-id",
+        "w-e2e",
+        "--idle-seconds",
+        "0.3",
+        "--grace",
+        "3",
+        env=_env(receiver),
+        log_path=log,
     )
     try:
         wait_until(_while_alive(executor, lambda: len(receiver.received()) == 6), what="six calls")
@@ -76,7 +84,7 @@ def test_a_sigkilled_executors_jobs_are_returned_once_by_the_reconciler_and_comp
     ids = bulk_jobs(5, url=receiver.url("/hang-on-attempt/1"), max_attempts=3, next_attempt_at=db_now())
     (last,) = bulk_jobs(1, url=receiver.url("/hang-on-attempt/1"), max_attempts=1, next_attempt_at=db_now())
     env = _env(receiver)
-    first = start_manage("run_executor", "--worker-id", "w-killed", "--poll", "0.3", env=env)
+    first = start_manage("run_executor", "--worker-id", "w-killed", "--idle-seconds", "0.3", env=env)
     try:
         wait_until(_while_alive(first, lambda: len(receiver.received()) == 6), what="six calls")
     finally:
@@ -92,7 +100,7 @@ def test_a_sigkilled_executors_jobs_are_returned_once_by_the_reconciler_and_comp
     assert all(statuses[i] == (JobStatus.PENDING, 1, None) for i in ids)  # the attempt counted once
     assert statuses[last] == (JobStatus.DEAD, 1, None)  # its only attempt was the lost one
 
-    second = start_manage("run_executor", "--worker-id", "w-second", "--poll", "0.3", env=env)
+    second = start_manage("run_executor", "--worker-id", "w-second", "--idle-seconds", "0.3", env=env)
     try:
         wait_until(
             _while_alive(second, lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 5),

@@ -165,14 +165,14 @@ def test_concurrent_claims_for_a_capped_tenant_never_pass_its_cap():
     assert Job.objects.filter(tenant_id="tenant-a", status=JobStatus.RUNNING).count() == 5
 
 
-def test_with_fairness_off_the_claim_is_priority_first_across_tenants(settings):
-    settings.EXECUTOR_FAIR_CLAIM = False
+def test_the_round_1_claim_the_bench_compares_with_is_priority_first_across_tenants():
+    from bench.round1_claim import claim_priority_first
+
     now = db_now() - timedelta(seconds=1)
     bulk_jobs(20, tenant_id="tenant-a", priority=0, next_attempt_at=now)
     bulk_jobs(5, tenant_id="tenant-b", priority=5, next_attempt_at=now - timedelta(seconds=60))
-    jobs = claim_due(worker_id="w-1", limit=10, lookahead_seconds=1)
+    jobs = claim_priority_first(worker_id="w-1", limit=10, lookahead_seconds=1)
     assert per_tenant(jobs) == {"tenant-a": 10}
-    settings.EXECUTOR_FAIR_CLAIM = True
     assert per_tenant(claim_due(worker_id="w-1", limit=10, lookahead_seconds=1))["tenant-b"] == 5
 
 

@@ -7,14 +7,8 @@ import tracemalloc
 
 import pytest
 
-from tasks.egress import GENERIC_MESSAGE
-from tasks.headers import DELIVERY_HEADERS, is_forbidden
-from tests.receivers import ConnectionTrap, Receiver, gzip_bomb, unused_port
-from tests.workers import executor_helpers
-from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
-from tests.workers.test_dialer import ScriptedResolver
-from workers.executor import redaction
-from workers.executor.http import (
+from outbound import redaction
+from outbound.client import (
     ERROR_CONNECTION,
     ERROR_SECRET,
     ERROR_TIMEOUT,
@@ -23,11 +17,14 @@ from workers.executor.http import (
     DeliveryClient,
     delivery_headers,
 )
+from outbound.egress import GENERIC_MESSAGE
+from outbound.headers import DELIVERY_HEADERS, is_forbidden
+from tests.receivers import ConnectionTrap, Receiver, gzip_bomb, unused_port
+from tests.workers.executor_helpers import claimed, policy_for, send
+from tests.workers.test_dialer import ScriptedResolver
+from workers.executor.credentials import Credentials
 from workers.executor.secrets import InMemorySecrets, TenantSecrets
 from workers.executor.signing import SigningKeys
-
-pytestmark = pytest.mark.usefixtures("each_engine")
-__all__ = ["each_engine"]  # the fixture, imported for pytest
 
 
 @pytest.fixture
@@ -71,7 +68,9 @@ def test_every_header_the_executor_sets_is_one_the_api_refuses_a_task():
     job = claimed("http://127.0.0.1/", headers={"X-Custom": "yes"}, secret_ref="hook-token")
     signing = SigningKeys(load=lambda **_: {"tenant-a": [b"k" * 32]})  # signed, so every header is there
     signing.refresh(["tenant-a"])
-    sent = delivery_headers(job, InMemorySecrets({("tenant-a", "hook-token"): "Bearer t"}), signing)
+    secrets = InMemorySecrets({("tenant-a", "hook-token"): "Bearer t"})
+    secret, keys = Credentials(secrets=secrets, signing=signing).for_call(job)
+    sent = delivery_headers(job, secret=secret, signing_keys=keys)
     ours = {name.lower() for name in sent} - {"x-custom"}
     assert ours == {name.lower() for name in DELIVERY_HEADERS}
     assert all(is_forbidden(name) for name in ours)
@@ -178,7 +177,7 @@ def test_a_cookie_set_for_one_tenants_call_is_not_sent_with_the_next_call(receiv
     """One client serves every tenant: a jar would carry tenant A's session into tenant B's call."""
 
     async def main():
-        client = DeliveryClient(engine=executor_helpers.ENGINE, policy=_policy(receiver))
+        client = DeliveryClient(policy=_policy(receiver))
         try:
             first = await client.send(claimed(receiver.url("/set-cookie/tenant-a-session"), tenant_id="tenant-a"))
             second = await client.send(claimed(receiver.url("/echo-headers"), tenant_id="tenant-b"))
@@ -200,7 +199,7 @@ def test_a_cookie_for_a_host_name_is_not_kept_either(receiver):
     policy = _policy(receiver)
 
     async def main():
-        client = DeliveryClient(engine=executor_helpers.ENGINE, policy=policy, resolver=resolver)
+        client = DeliveryClient(policy=policy, resolver=resolver)
         try:
             await client.send(claimed(f"http://hooks.example.com:{receiver.port}/set-cookie/a-session"))
             return await client.send(claimed(f"http://hooks.example.com:{receiver.port}/echo-headers"))
@@ -280,7 +279,7 @@ def _warm_then_send(jobs, **client_kwargs):
     """Warm the jobs' connections, then send them all at once, on one client: (held by warm, deliveries)."""
 
     async def main():
-        client = DeliveryClient(engine=executor_helpers.ENGINE, **client_kwargs)
+        client = DeliveryClient(**client_kwargs)
         try:
             warmed = await client.warm(jobs, within=5.0)
             return warmed, await asyncio.gather(*(client.send(job) for job in jobs))

@@ -10,15 +10,9 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
-
+from outbound.client import DeliveryClient
 from tests.receivers import ScriptedServer
-from tests.workers import executor_helpers
-from tests.workers.executor_helpers import claimed, each_engine, policy_for
-from workers.executor.http import DeliveryClient
-
-pytestmark = pytest.mark.usefixtures("each_engine")
-__all__ = ["each_engine"]  # the fixture, imported for pytest
+from tests.workers.executor_helpers import claimed, policy_for
 
 
 async def _read_head(reader: asyncio.StreamReader) -> dict[bytes, bytes]:
@@ -52,7 +46,7 @@ def test_a_tenants_call_never_rides_on_a_connection_another_tenant_opened():
     with ScriptedServer(_authenticate_per_connection) as server:
 
         async def main():
-            client = DeliveryClient(engine=executor_helpers.ENGINE, policy=policy_for(f"127.0.0.1:{server.port}"))
+            client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"))
             try:
                 alice = claimed(server.url("/"), tenant_id="tenant-a", headers={"X-Login": "alice"})
                 bob = claimed(server.url("/"), tenant_id="tenant-b", headers={"X-Login": "bob"})

@@ -18,6 +18,7 @@ from workers.executor.results import decide
 def _decide(http_status=None, error=None, attempt=1, max_attempts=3, base=10):
     return decide(
         job_id=uuid.uuid4(),
+        fence=attempt,
         attempt=attempt,
         max_attempts=max_attempts,
         backoff_base_seconds=base,
@@ -86,6 +87,7 @@ def _claim(count=1, **overrides):
 def _result(job, http_status=200, error=None, body="ok"):
     return decide(
         job_id=job.id,
+        fence=job.fence,
         attempt=job.attempt,
         max_attempts=job.max_attempts,
         backoff_base_seconds=job.backoff_base_seconds,
@@ -151,7 +153,7 @@ def test_a_mixed_batch_is_written_in_one_go_each_row_with_its_own_outcome():
 # Each guard of the fence, broken: the claim is no longer ours (the results' and the give-backs' tests).
 FENCE_BREAKS = {
     "another worker": "UPDATE jobs SET worker_id = 'w-other' WHERE id = %s",
-    "a newer attempt": "UPDATE jobs SET attempt = attempt + 1 WHERE id = %s",
+    "a newer fence": "UPDATE jobs SET fence = fence + 1 WHERE id = %s",
     "returned to pending": "UPDATE jobs SET status = 'pending', worker_id = NULL WHERE id = %s",
     "already finished": "UPDATE jobs SET status = 'succeeded' WHERE id = %s",
 }
@@ -284,7 +286,7 @@ def _row(job_id):
 @pytestmark_db
 def test_a_claim_given_back_is_pending_and_due_again_with_its_attempt_undone():
     jobs = _claim(2)
-    assert release_claims(worker_id="w-a", jobs=[(job.id, job.attempt) for job in jobs]) == 2
+    assert release_claims(worker_id="w-a", jobs=jobs) == 2
     for job in jobs:
         status, worker, attempt, lease, started, attempts, pending_tenant = _row(job.id)
         assert (status, worker, attempt, lease, started) == ("pending", None, 0, None, None)
@@ -301,7 +303,7 @@ def test_a_retry_given_back_keeps_its_attempt_log_and_its_earlier_attempts():
         cursor.execute("UPDATE jobs SET next_attempt_at = NOW(3) - INTERVAL 1 SECOND WHERE id = %s", [job.id.bytes])
     (retry,) = claim_due(worker_id="w-a", limit=1, lookahead_seconds=1)
     _, _, _, _, _, attempts_before, _ = _row(job.id)
-    assert release_claims(worker_id="w-a", jobs=[(retry.id, retry.attempt)]) == 1
+    assert release_claims(worker_id="w-a", jobs=[retry]) == 1
     status, worker, attempt, lease, started, attempts, _ = _row(job.id)
     assert (status, worker, attempt, lease) == ("pending", None, 1, None)
     assert started is not None and attempts == attempts_before  # the call that was made is still logged
@@ -314,7 +316,7 @@ def test_a_give_back_whose_fence_no_longer_matches_leaves_the_row_alone(tamper):
     with connection.cursor() as cursor:
         cursor.execute(tamper, [jobs[0].id.bytes])
     before = _row(jobs[0].id)
-    assert release_claims(worker_id="w-a", jobs=[(job.id, job.attempt) for job in jobs]) == 1
+    assert release_claims(worker_id="w-a", jobs=jobs) == 1
     assert _row(jobs[0].id) == before
     assert _row(jobs[1].id)[:3] == ("pending", None, 0)
 
@@ -325,7 +327,7 @@ def test_a_give_back_after_the_reconciler_took_the_lease_back_matches_nothing():
     _expire_lease(job.id)
     assert sweep_expired_leases(limit=100) == 1
     before = _row(job.id)
-    assert release_claims(worker_id="w-a", jobs=[(job.id, job.attempt)]) == 0
+    assert release_claims(worker_id="w-a", jobs=[job]) == 0
     assert _row(job.id) == before and before[2] == 1  # the reconciler's attempt count stands
 
 
@@ -342,3 +344,30 @@ def test_a_claimed_job_knows_about_how_much_memory_its_request_takes():
     assert 0 < small.request_bytes < 1_000
     # Two bytes per character for the body (as Python keeps it), the headers' JSON, the URL.
     assert 84_000 < big.request_bytes < 86_000
+
+
+# --- the fence only grows: a give-back leaves the token above any it handed out ---
+
+
+@pytestmark_db
+def test_a_result_carrying_a_given_back_holdings_token_matches_nothing_after_the_same_worker_claims_again():
+    (first,) = _claim()
+    assert release_claims(worker_id="w-a", jobs=[first]) == 1
+    (second,) = claim_due(worker_id="w-a", limit=1, lookahead_seconds=1)
+    assert second.id == first.id and second.attempt == first.attempt  # X-Attempt counts calls: none was made
+    before = _row(first.id)
+    report = record_results(worker_id="w-a", results=[_result(first, 200)])
+    assert report.written == [] and [r.job_id for r in report.dropped] == [first.id]
+    assert _row(first.id) == before  # the second holding's claim is untouched
+    assert len(record_results(worker_id="w-a", results=[_result(second, 200)]).written) == 1
+
+
+@pytestmark_db
+def test_a_give_back_carrying_a_given_back_holdings_token_matches_nothing_after_the_same_worker_claims_again():
+    (first,) = _claim()
+    assert release_claims(worker_id="w-a", jobs=[first]) == 1
+    assert [job.id for job in claim_due(worker_id="w-a", limit=1, lookahead_seconds=1)] == [first.id]
+    before = _row(first.id)
+    # The first give-back sent again (its answer was lost): the second holding keeps its claim.
+    assert release_claims(worker_id="w-a", jobs=[first]) == 0
+    assert _row(first.id) == before and before[:2] == ("running", "w-a")

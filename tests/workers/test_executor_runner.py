@@ -9,18 +9,19 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import uvloop
 from django.db import connection
 
 from jobs.models import Job, JobStatus
+from outbound.client import DeliveryClient
 from tests.processes import wait_until
 from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
 from tests.workers.executor_helpers import policy_for
 from vault.services import secret_put
-from workers.executor.http import DeliveryClient
+from workers.executor.credentials import Credentials
 from workers.executor.runner import Executor, ExecutorConfig
 from workers.executor.secrets import TenantSecrets
-from workers.management.commands.run_executor import EVENT_LOOPS
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,18 +29,19 @@ pytestmark = pytest.mark.django_db(transaction=True)
 class Running:
     """An Executor running in a background thread; `stop()` asks it to wind down and waits."""
 
-    def __init__(self, receiver: Receiver, *, secrets=None, event_loop="asyncio", **config) -> None:
+    def __init__(self, receiver: Receiver, *, secrets=None, **config) -> None:
         settings = {"worker_id": "w-test", "concurrency": 50, "poll_seconds": 0.5, "grace_seconds": 5.0}
         settings.update(config)
         self.executor = Executor(
             ExecutorConfig(**settings),
-            client=DeliveryClient(policy=policy_for(f"127.0.0.1:{receiver.port}"), secrets=secrets),
+            client=DeliveryClient(policy=policy_for(f"127.0.0.1:{receiver.port}")),
+            credentials=Credentials(secrets=secrets),
         )
         self.started = threading.Event()
         self.totals = None
         self.leftover_tasks: set[asyncio.Task] | None = None
         self.error: BaseException | None = None
-        self._loop_factory = EVENT_LOOPS[event_loop]  # run_executor's --event-loop
+        self._loop_factory = uvloop.new_event_loop  # run_executor's event loop
         self.thread = threading.Thread(target=self._main, daemon=True)
         self.thread.start()
         assert self.started.wait(10)
@@ -90,7 +92,7 @@ def test_a_claim_that_took_fewer_jobs_than_free_slots_claims_again_at_once_and_o
     # A short claim is no sign that the lookahead is drained (SKIP LOCKED passed over another
     # executor's rows, or the fair take's rounds ended): sleeping after one left hundreds of a
     # burst's due jobs waiting up to a second. Here every claim takes at most 2 of 50 free slots.
-    from workers.executor import runner as runner_module
+    from workers.executor import claimer
 
     calls: list[tuple[float, int]] = []
 
@@ -99,8 +101,8 @@ def test_a_claim_that_took_fewer_jobs_than_free_slots_claims_again_at_once_and_o
         calls.append((time.monotonic(), len(jobs)))
         return jobs
 
-    real_claim = runner_module.claim_due
-    monkeypatch.setattr(runner_module, "claim_due", short_claim)
+    real_claim = claimer.claim_due
+    monkeypatch.setattr(claimer, "claim_due", short_claim)
     ids = bulk_jobs(6, url=receiver.url("/hook"), next_attempt_at=db_now() - timedelta(seconds=1))
     running = Running(receiver, poll_seconds=30.0)  # an idle sleep lasts up to 30 s
     try:
@@ -128,12 +130,11 @@ def test_a_job_fires_on_its_second_not_at_the_claim(receiver):
     assert request.headers["X-Scheduled-At"] == due.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
-@pytest.mark.parametrize("event_loop", ["uvloop", "asyncio"])  # uvloop's timers run on a millisecond clock
-def test_jobs_claimed_ahead_fire_no_earlier_than_their_second_minus_the_clock_bound(receiver, event_loop):
+def test_jobs_claimed_ahead_fire_no_earlier_than_their_second_minus_the_clock_bound(receiver):
     due = (db_now() + timedelta(seconds=1.5)).replace(microsecond=0) + timedelta(seconds=1)
     ids = bulk_jobs(40, url=receiver.url("/punctual"), next_attempt_at=due, scheduled_at=due)
     # One claim, well ahead, then parked.
-    running = Running(receiver, poll_seconds=3.0, concurrency=100, event_loop=event_loop)
+    running = Running(receiver, poll_seconds=3.0, concurrency=100)  # uvloop's timers run on a millisecond clock
     try:
         wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 40)
     finally:
@@ -247,7 +248,7 @@ def test_a_bug_in_the_claim_loop_stops_the_executor_with_an_error_instead_of_idl
     def broken_claim(**kwargs):
         raise ValueError("a bug")
 
-    monkeypatch.setattr("workers.executor.runner.claim_due", broken_claim)
+    monkeypatch.setattr("workers.executor.claimer.claim_due", broken_claim)
     running = Running(receiver)
     running.thread.join(10)
     assert not running.thread.is_alive()
@@ -302,15 +303,16 @@ def test_the_prefetch_holds_more_jobs_than_calls_in_flight_and_never_runs_more_c
     assert arrivals[2] - arrivals[0] >= 0.5 and arrivals[4] - arrivals[2] >= 0.5
     assert {row.attempt for row in Job.objects.filter(id__in=ids)} == {1}
     assert running.totals.released == 0
-    assert (running.executor._held, running.executor._held_bytes, running.executor._calls) == (0, 0, 0)
+    executor = running.executor
+    assert (executor.claimer.held, executor.claimer.held_bytes, executor.slots.calls) == (0, 0, 0)
 
 
 def test_a_job_that_waited_for_a_call_slot_too_long_is_given_back_without_an_attempt(receiver, monkeypatch):
-    from workers.executor import runner as runner_module
+    from workers.executor import call_slots
 
     # The bound is 10 s after the job's time in production; 0.3 s here, checked every 0.1 s.
-    monkeypatch.setattr(runner_module, "START_WITHIN_SECONDS", 0.3)
-    monkeypatch.setattr(runner_module, "EXPIRE_CHECK_SECONDS", 0.1)
+    monkeypatch.setattr(call_slots, "START_WITHIN_SECONDS", 0.3)
+    monkeypatch.setattr(call_slots, "EXPIRE_CHECK_SECONDS", 0.1)
     blocker = bulk_jobs(1, url=receiver.url("/slow/1.5"), next_attempt_at=db_now() - timedelta(seconds=1))
     running = Running(receiver, concurrency=1, prefetch=3, poll_seconds=0.2)
     try:
@@ -344,7 +346,7 @@ def test_a_stop_gives_back_the_jobs_never_called_and_leaves_the_calls_in_flight_
     everything = [*waiting, *parked]
     running = Running(receiver, concurrency=1, prefetch=3, grace_seconds=0.5, poll_seconds=5.0)
     wait_until(lambda: len(receiver.received("/slow/4")) == 1, timeout=10)
-    wait_until(lambda: len(running.executor._ready) == 2, timeout=5, what="the two due jobs waiting for the slot")
+    wait_until(lambda: len(running.executor.slots.ready) == 2, timeout=5, what="the two due jobs waiting for the slot")
     assert Job.objects.filter(id__in=everything, status=JobStatus.RUNNING).count() == 3
     # Within the grace period, although the claim loop was waiting for free slots (up to a 5 s poll).
     assert running.stop() < 2.0
@@ -362,10 +364,10 @@ def test_a_stop_gives_back_the_jobs_never_called_and_leaves_the_calls_in_flight_
 def test_a_give_back_that_failed_is_not_sent_again_and_the_results_are_still_written(receiver, monkeypatch):
     from django.db.utils import OperationalError
 
-    from workers.executor import runner as runner_module
+    from workers.executor import call_slots, result_writer
 
-    monkeypatch.setattr(runner_module, "START_WITHIN_SECONDS", 0.3)
-    monkeypatch.setattr(runner_module, "EXPIRE_CHECK_SECONDS", 0.1)
+    monkeypatch.setattr(call_slots, "START_WITHIN_SECONDS", 0.3)
+    monkeypatch.setattr(call_slots, "EXPIRE_CHECK_SECONDS", 0.1)
     attempts: list[int] = []
 
     def failing_release(**release):
@@ -373,7 +375,7 @@ def test_a_give_back_that_failed_is_not_sent_again_and_the_results_are_still_wri
         attempts.append(len(release["jobs"]))
         raise OperationalError(2013, "Lost connection to server during query")
 
-    monkeypatch.setattr(runner_module, "release_claims", failing_release)
+    monkeypatch.setattr(result_writer, "release_claims", failing_release)
     blocker = bulk_jobs(1, url=receiver.url("/slow/1"), next_attempt_at=db_now() - timedelta(seconds=1))
     running = Running(receiver, concurrency=1, prefetch=3, poll_seconds=0.2)
     try:
@@ -393,22 +395,22 @@ def test_a_give_back_that_failed_is_not_sent_again_and_the_results_are_still_wri
 
 
 def test_a_claim_takes_no_more_jobs_than_fit_in_the_held_requests_memory_bound(receiver, monkeypatch):
-    from workers.executor import runner as runner_module
+    from workers.executor import claimer
 
     # Requests of up to 400 kB and a bound of 1.1 MB: a claim holding nothing takes 2; holding two of
     # ~300 kB, one more.
-    monkeypatch.setattr(runner_module, "MAX_REQUEST_BYTES", 400_000)
-    monkeypatch.setattr(runner_module, "HELD_REQUEST_BYTES_MAX", 1_100_000)
+    monkeypatch.setattr(claimer, "MAX_REQUEST_BYTES", 400_000)
+    monkeypatch.setattr(claimer, "HELD_REQUEST_BYTES_MAX", 1_100_000)
     at_claim: list[tuple[int, int, int]] = []  # (held bytes, limit, taken)
 
     def recording_claim(**claim):
         jobs = real_claim(**claim)
         if jobs:
-            at_claim.append((running.executor._held_bytes, claim["limit"], len(jobs)))
+            at_claim.append((running.executor.claimer.held_bytes, claim["limit"], len(jobs)))
         return jobs
 
-    real_claim = runner_module.claim_due
-    monkeypatch.setattr(runner_module, "claim_due", recording_claim)
+    real_claim = claimer.claim_due
+    monkeypatch.setattr(claimer, "claim_due", recording_claim)
     body = "x" * 300_000
     ids = bulk_jobs(
         6, url=receiver.url("/slow/0.3"), request_body=body, next_attempt_at=db_now() - timedelta(seconds=1)
@@ -425,11 +427,11 @@ def test_a_claim_takes_no_more_jobs_than_fit_in_the_held_requests_memory_bound(r
     assert all(held + limit * 400_000 <= 1_100_000 for held, limit, _ in at_claim)
     assert any(held > 0 for held, _, _ in at_claim), at_claim  # and it claimed while holding some (not only when empty)
     assert [len(request.body) for request in receiver.received("/slow/0.3")] == [300_000] * 6
-    assert running.executor._held_bytes == 0
+    assert running.executor.claimer.held_bytes == 0
 
 
 def test_jobs_due_at_one_instant_share_one_timer_across_claims_and_start_in_claim_order(receiver, monkeypatch):
-    from workers.executor import runner as runner_module
+    from workers.executor import claimer
 
     claimed: list[str] = []
 
@@ -438,14 +440,14 @@ def test_jobs_due_at_one_instant_share_one_timer_across_claims_and_start_in_clai
         claimed.extend(str(job.id) for job in jobs)
         return jobs
 
-    real_claim = runner_module.claim_due
-    monkeypatch.setattr(runner_module, "claim_due", small_claim)
+    real_claim = claimer.claim_due
+    monkeypatch.setattr(claimer, "claim_due", small_claim)
     bulk_jobs(6, url=receiver.url("/hook"), next_attempt_at=db_now().replace(microsecond=0) + timedelta(seconds=2))
     # One call at a time: the calls arrive in the order they were started.
     running = Running(receiver, concurrency=1, prefetch=7, poll_seconds=3.0)
     try:
-        wait_until(lambda: running.executor._held == 6, timeout=10, what="three claims of two, parked")
-        assert len(running.executor._timers) == 1  # one timer for the three claims' instant
+        wait_until(lambda: running.executor.claimer.held == 6, timeout=10, what="three claims of two, parked")
+        assert len(running.executor.timetable.timers) == 1  # one timer for the three claims' instant
         wait_until(lambda: len(receiver.received("/hook")) == 6, timeout=10)
     finally:
         running.stop()

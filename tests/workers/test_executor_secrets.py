@@ -121,7 +121,7 @@ def test_a_mounted_value_that_is_not_one_printable_line_is_refused(tmp_path, val
 
 
 def test_a_value_is_held_to_the_same_rule_as_a_tasks_header_values(tmp_path):
-    # One rule (tasks.headers.is_header_value): visible ASCII, inner spaces and tabs, one line.
+    # One rule (outbound.headers.is_header_value): visible ASCII, inner spaces and tabs, one line.
     (tmp_path / "tenant-a").mkdir()
     (tmp_path / "tenant-a" / "tok").write_bytes(b"Bearer\ta b")
     secrets = TenantSecrets(tmp_path)

@@ -12,12 +12,13 @@ from django.db.utils import OperationalError
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from jobs.models import Job, JobStatus
+from outbound.client import ERROR_SIGNING, DeliveryClient, delivery_headers
 from signing.services import signing_secret_create, signing_secret_delete
 from tests.processes import wait_until
 from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
-from tests.workers.executor_helpers import claimed, policy_for
-from workers.executor.http import ERROR_SIGNING, DeliveryClient, delivery_headers
+from tests.workers.executor_helpers import claimed, policy_for, send
+from workers.executor.credentials import Credentials
 from workers.executor.runner import Executor, ExecutorConfig
 from workers.executor.signing import SigningKeys
 
@@ -25,7 +26,8 @@ from workers.executor.signing import SigningKeys
 def _run_executor(receiver: Receiver, signing: SigningKeys, until) -> None:
     executor = Executor(
         ExecutorConfig(worker_id="w-sign", concurrency=20, poll_seconds=0.3, grace_seconds=5.0),
-        client=DeliveryClient(policy=policy_for(f"127.0.0.1:{receiver.port}"), signing=signing),
+        client=DeliveryClient(policy=policy_for(f"127.0.0.1:{receiver.port}")),
+        credentials=Credentials(signing=signing),
     )
     started = threading.Event()
     thread = threading.Thread(target=lambda: asyncio.run(executor.run(started=started.set)), daemon=True)
@@ -98,16 +100,8 @@ def test_keys_that_could_not_be_loaded_fail_the_attempt_instead_of_sending_unsig
     keys.refresh(["tenant-a"])  # never raises: the claim is already committed
     job = claimed("https://example.com/hook")
     with pytest.raises(Exception, match="tenant-a"):
-        delivery_headers(job, None, keys)
-
-    async def main():
-        client = DeliveryClient(policy=policy_for("127.0.0.1:9"), signing=keys)
-        try:
-            return await client.send(job)
-        finally:
-            await client.aclose()
-
-    assert asyncio.run(main()).error == ERROR_SIGNING
+        Credentials(signing=keys).for_call(job)
+    assert send(job, policy=policy_for("127.0.0.1:9"), signing=keys).error == ERROR_SIGNING
 
 
 def test_the_signature_covers_the_exact_body_sent():
@@ -115,7 +109,7 @@ def test_the_signature_covers_the_exact_body_sent():
     secret_keys.refresh(["tenant-a"])
     job = claimed("https://example.com/hook", body="x" * 10)
     sent_at = datetime.fromtimestamp(time.time(), UTC)
-    headers = delivery_headers(job, None, secret_keys, sent_at=sent_at)
+    headers = delivery_headers(job, secret=None, signing_keys=secret_keys.keys_for("tenant-a"), sent_at=sent_at)
     import base64
 
     Webhook(base64.b64encode(b"k" * 32).decode()).verify(b"x" * 10, dict(headers.items()), json_parse=False)

@@ -1,4 +1,4 @@
-"""The aiohttp engine's own request head (workers.executor.wire) and its send on a pooled connection.
+"""The aiohttp engine's own request head (outbound.wire) and its send on a pooled connection.
 
 The head is compared byte for byte with what aiohttp's `ClientSession.request` wrote for the same
 call; the send is run on both engines against scripted servers for what a plain receiver never
@@ -13,14 +13,11 @@ import contextlib
 
 import pytest
 
+from outbound.client import DeliveryClient
+from outbound.wire import parse_url, request_head
 from tests.receivers import Receiver, ScriptedServer
 from tests.workers import executor_helpers
-from tests.workers.executor_helpers import claimed, each_engine, policy_for
-from workers.executor.http import DeliveryClient
-from workers.executor.wire import parse_url, request_head
-
-__all__ = ["each_engine"]  # the fixture, imported for pytest
-
+from tests.workers.executor_helpers import claimed, policy_for
 
 # -- the head ---------------------------------------------------------------------------------
 
@@ -146,7 +143,7 @@ def _send_all(server: ScriptedServer, *jobs):
     """Send the jobs one after the other on one client (so a kept-alive connection is reused)."""
 
     async def main():
-        client = DeliveryClient(engine=executor_helpers.ENGINE, policy=policy_for(f"127.0.0.1:{server.port}"))
+        client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"))
         try:
             return [await client.send(job) for job in jobs]
         finally:
@@ -155,7 +152,6 @@ def _send_all(server: ScriptedServer, *jobs):
     return asyncio.run(main())
 
 
-@pytest.mark.usefixtures("each_engine")
 def test_an_interim_100_answer_is_skipped_for_the_final_one():
     async def handler(reader, writer, _):
         await _read_request(reader)
@@ -167,7 +163,6 @@ def test_an_interim_100_answer_is_skipped_for_the_final_one():
     assert (delivery.http_status, delivery.response_body, delivery.error) == (201, "done", None)
 
 
-@pytest.mark.usefixtures("each_engine")
 def test_an_answer_without_a_length_is_read_up_to_the_close():
     async def handler(reader, writer, _):
         await _read_request(reader)
@@ -179,7 +174,6 @@ def test_an_answer_without_a_length_is_read_up_to_the_close():
     assert (delivery.http_status, delivery.response_body, delivery.retry_after) == (200, "all of it", "7")
 
 
-@pytest.mark.usefixtures("each_engine")
 def test_a_malformed_answer_fails_the_attempt_with_a_request_error():
     async def handler(reader, writer, _):
         await _read_request(reader)
@@ -205,7 +199,6 @@ def _answers_once_per_connection(requests: list[bytes]):
     return handler
 
 
-@pytest.mark.usefixtures("each_engine")
 def test_an_idempotent_call_on_a_kept_alive_connection_closed_under_it_is_sent_once_more():
     requests: list[bytes] = []
     with ScriptedServer(_answers_once_per_connection(requests)) as server:
@@ -218,7 +211,6 @@ def test_an_idempotent_call_on_a_kept_alive_connection_closed_under_it_is_sent_o
     assert [request.split(b" ")[1] for request in requests if request] == [b"/a", b"/b"]
 
 
-@pytest.mark.usefixtures("each_engine")
 def test_a_post_on_a_kept_alive_connection_closed_under_it_is_not_sent_again():
     requests: list[bytes] = []
     with ScriptedServer(_answers_once_per_connection(requests)) as server:
@@ -229,7 +221,6 @@ def test_a_post_on_a_kept_alive_connection_closed_under_it_is_not_sent_again():
     assert connections == 1
 
 
-@pytest.mark.usefixtures("each_engine")
 def test_a_header_that_would_inject_another_fails_the_attempt_and_sends_nothing():
     with Receiver() as receiver:
         job = claimed(receiver.url("/hook"), headers={"X-A": "1\r\nX-Injected: 1"})
@@ -239,12 +230,9 @@ def test_a_header_that_would_inject_another_fails_the_attempt_and_sends_nothing(
     assert received == []
 
 
-@pytest.mark.parametrize("engine", ["httptools", "aiohttp"])
-def test_an_answer_nobody_asked_for_on_an_idle_connection_never_reaches_the_next_call(engine):
+def test_an_answer_nobody_asked_for_on_an_idle_connection_never_reaches_the_next_call():
     # The server answers, then writes a second answer while the connection sits idle in the pool
     # (a desynchronised server): the next call, maybe another tenant's, gets its own answer.
-    # Not the httpx engine: it goes through aiohttp's ClientSession.request, whose pool hands
-    # such a connection out (README, run_executor, Call).
     requests: list[bytes] = []
 
     async def handler(reader, writer, _):
@@ -260,7 +248,7 @@ def test_an_answer_nobody_asked_for_on_an_idle_connection_never_reaches_the_next
             await writer.drain()
 
     async def main(server):
-        client = DeliveryClient(engine=engine, policy=policy_for(f"127.0.0.1:{server.port}"))
+        client = DeliveryClient(policy=policy_for(f"127.0.0.1:{server.port}"))
         try:
             first = await client.send(claimed(server.url("/a"), method="GET", tenant_id="tenant-a"))
             await asyncio.sleep(0.2)  # the unsolicited answer arrives while the connection is idle

@@ -134,13 +134,13 @@ def test_an_expired_lease_appends_its_attempt_to_the_log_with_what_the_job_becam
 
 def test_the_lease_expiry_entry_follows_the_earlier_attempts_and_the_next_result_follows_it():
     (job,) = _claimed(max_attempts=3)
-    record_results(worker_id="w-dead", results=[JobResult(job.id, 1, Outcome.RETRY, 503, "HTTP 503", "", 0, 40)])
+    record_results(worker_id="w-dead", results=[JobResult(job.id, 1, 1, Outcome.RETRY, 503, "HTTP 503", "", 0, 40)])
     Job.objects.filter(id=job.id).update(next_attempt_at=db_now() - timedelta(seconds=1))
     (job,) = claim_due(worker_id="w-dead", limit=1, lookahead_seconds=1)
     _expire(job)
     sweep_expired_leases(limit=10)
     (job,) = claim_due(worker_id="w-dead", limit=1, lookahead_seconds=1)
-    record_results(worker_id="w-dead", results=[JobResult(job.id, 3, Outcome.DEAD, 500, "HTTP 500", "", None, 30)])
+    record_results(worker_id="w-dead", results=[JobResult(job.id, 3, 3, Outcome.DEAD, 500, "HTTP 500", "", None, 30)])
     log = _log(job)
     assert [(e.attempt, e.status, e.error) for e in log] == [
         (1, "pending", "HTTP 503"),
@@ -210,7 +210,7 @@ def test_n_dead_jobs_in_a_row_through_results_and_sweeps_pause_the_task_and_canc
     pending = make_job(task, scheduled_at=T + timedelta(days=1))
     (failed,) = _expired_jobs(task, first_minute=10)
     Job.objects.filter(pk=failed.pk).update(lease_expires_at=db_now() + timedelta(minutes=5))  # its result comes back
-    record_results(worker_id="w-dead", results=[JobResult(failed.pk, 1, Outcome.DEAD, 500, "HTTP 500")])
+    record_results(worker_id="w-dead", results=[JobResult(failed.pk, 1, 1, Outcome.DEAD, 500, "HTTP 500")])
     first, second = _expired_jobs(task, 2)
     Job.objects.filter(pk=second.pk).update(lease_expires_at=db_now() + timedelta(minutes=5))  # not yet
     assert sweep_expired_leases(limit=10) == 1
@@ -259,7 +259,7 @@ def test_one_sweep_keeps_the_health_of_each_of_its_tasks_in_one_statement_per_ba
 def test_a_result_that_landed_first_is_the_last_run_and_the_sweep_counts_nothing():
     task = make_task(max_attempts=1)
     (job,) = _expired_jobs(task)
-    record_results(worker_id="w-dead", results=[JobResult(job.pk, 1, Outcome.SUCCEEDED, 204)])
+    record_results(worker_id="w-dead", results=[JobResult(job.pk, 1, 1, Outcome.SUCCEEDED, 204)])
     assert sweep_expired_leases(limit=10) == 0
     assert _health(task) == ("active", 0, job.pk, run_health.SUCCEEDED, 204)
 
@@ -303,7 +303,7 @@ def test_a_sweep_and_a_result_batch_over_the_same_tasks_both_land_without_a_dead
                      worker_id="w-live", lease_expires_at=db_now() + timedelta(minutes=5))
             for task in reversed(tasks)
         ]  # fmt: skip
-        results = [JobResult(job.pk, 1, Outcome.DEAD, 500, "HTTP 500") for job in written]
+        results = [JobResult(job.pk, 1, 1, Outcome.DEAD, 500, "HTTP 500") for job in written]
         report, returned = at_once(_write_or_sweep, [(results,), (None,)])
         assert (len(report.written), returned) == (2, 2)
         assert {Job.objects.get(pk=job.pk).status for job in swept + written} == {JobStatus.DEAD}

@@ -13,13 +13,12 @@ from jobs.queue import Outcome
 from tests.processes import wait_until
 from tests.receivers import Receiver
 from tests.workers.executor_db import bulk_jobs, db_now
-from tests.workers.executor_helpers import claimed, each_engine, policy_for, send
+from tests.workers.executor_helpers import claimed, policy_for, send
 from tests.workers.test_executor_runner import Running
 from workers.executor.backoff import MAX_BACKOFF_SECONDS, retry_after_for, retry_after_seconds
 from workers.executor.results import decide
 
 NOW = datetime(2027, 1, 1, 12, 0, tzinfo=UTC)
-__all__ = ["each_engine"]  # the fixture, imported for pytest
 
 
 @pytest.mark.parametrize(
@@ -50,6 +49,7 @@ def test_retry_after_is_read_as_seconds_or_an_http_date(value, seconds):
 def _decide(status, retry_after, attempt=1, max_attempts=3):
     return decide(
         job_id=uuid.uuid4(),
+        fence=attempt,
         attempt=attempt,
         max_attempts=max_attempts,
         backoff_base_seconds=10,
@@ -79,7 +79,6 @@ def receiver():
         yield server
 
 
-@pytest.mark.usefixtures("each_engine")
 def test_the_client_reads_the_header_from_the_answer(receiver):
     job = claimed(receiver.url("/retry-after/429/42"))
     delivery = send(job, policy=policy_for(f"127.0.0.1:{receiver.port}"))

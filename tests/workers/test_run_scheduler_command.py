@@ -36,7 +36,7 @@ def test_once_ticks_until_every_overdue_task_has_caught_up_then_exits():
 
 
 def test_sigterm_stops_a_running_scheduler_promptly():
-    process = start_scheduler("--idle", "60")
+    process = start_scheduler("--idle-seconds", "60")
     # The loop logs its start after the signal handler is installed.
     head = []
     while not head or ("event=start" not in head[-1] and head[-1] and len(head) < 50):
@@ -64,7 +64,7 @@ def test_once_exits_non_zero_when_the_database_is_away_instead_of_waiting_for_it
 
 @pytest.mark.parametrize(
     ("option", "value", "message"),
-    [("batch_size", 0, "--batch-size"), ("lookahead", -1.0, "--lookahead"), ("idle", 0.0, "--idle")],
+    [("batch_size", 0, "--batch-size"), ("lookahead", -1.0, "--lookahead"), ("idle_seconds", 0.0, "--idle-seconds")],
 )
 def test_bad_options_are_refused(option, value, message):
     with pytest.raises(CommandError, match=message):

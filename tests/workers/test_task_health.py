@@ -73,7 +73,7 @@ def _running(task, n=1, **fields):
 def test_the_result_batch_keeps_the_tasks_last_run_current_in_one_statement_per_batch(owner):
     tasks = [make_task() for _ in range(3)]
     jobs = [job for task in tasks for job in _running(task, n=4)]
-    results = [JobResult(job.pk, 1, Outcome.SUCCEEDED, http_status=204) for job in jobs]
+    results = [JobResult(job.pk, 1, 1, Outcome.SUCCEEDED, http_status=204) for job in jobs]
     with CaptureQueriesContext(connection) as captured:
         record_results(worker_id="w", results=results)
     statements = [
@@ -94,9 +94,9 @@ def test_n_dead_jobs_in_a_row_pause_the_task_cancel_its_pending_jobs_and_say_why
     task = make_task(auto_pause_after=3, max_attempts=1)
     dead = _running(task, n=3, max_attempts=1)
     pending = make_job(task, scheduled_at=datetime(2027, 1, 2, tzinfo=UTC))
-    record_results(worker_id="w", results=[JobResult(j.pk, 1, Outcome.DEAD, 500, "HTTP 500") for j in dead[:2]])
+    record_results(worker_id="w", results=[JobResult(j.pk, 1, 1, Outcome.DEAD, 500, "HTTP 500") for j in dead[:2]])
     assert Task.objects.get(pk=task.pk).status == "active"
-    report = record_results(worker_id="w", results=[JobResult(dead[2].pk, 1, Outcome.DEAD, 500, "HTTP 500")])
+    report = record_results(worker_id="w", results=[JobResult(dead[2].pk, 1, 1, Outcome.DEAD, 500, "HTTP 500")])
     assert report.paused_tasks == [(task.tenant_id, task.pk)]
     shown = owner.get(f"/v1/tasks/{task.pk}").json()
     assert (shown["status"], shown["consecutive_failures"]) == ("paused", 3)
@@ -115,8 +115,8 @@ def test_a_retry_in_the_batch_that_pauses_the_task_is_cancelled(owner):
     record_results(
         worker_id="w",
         results=[
-            JobResult(first.pk, 1, Outcome.DEAD, 500, "HTTP 500"),
-            JobResult(second.pk, 1, Outcome.RETRY, 503, "HTTP 503", delay_seconds=10),
+            JobResult(first.pk, 1, 1, Outcome.DEAD, 500, "HTTP 500"),
+            JobResult(second.pk, 1, 1, Outcome.RETRY, 503, "HTTP 503", delay_seconds=10),
         ],
     )
     assert Task.objects.get(pk=task.pk).status == "paused"
@@ -130,7 +130,7 @@ def test_auto_pause_after_zero_never_pauses(settings):
     never = make_task(auto_pause_after=0)
     default = make_task()
     jobs = _running(never, n=3) + _running(default, n=3)
-    record_results(worker_id="w", results=[JobResult(j.pk, 1, Outcome.DEAD, 500, "HTTP 500") for j in jobs])
+    record_results(worker_id="w", results=[JobResult(j.pk, 1, 1, Outcome.DEAD, 500, "HTTP 500") for j in jobs])
     assert Task.objects.get(pk=never.pk).status == "active"
     assert Task.objects.get(pk=never.pk).consecutive_failures == 3
     assert Task.objects.get(pk=default.pk).status == "paused"

@@ -9,10 +9,11 @@ import MySQLdb
 import pytest
 from django.db import connection
 
+from bench.round1_claim import claim_priority_first
 from jobs.fairness import TenantCursor
 from jobs.models import Job, JobStatus
-from jobs.queue import JobResult, Outcome, claim_due, record_results
-from jobs.queue.claims import claim_fair_share, claim_priority_first
+from jobs.queue import JobResult, Outcome, record_results
+from jobs.queue.claims import claim_fair_share
 from tasks.models import TenantLimits
 from tasks.pausing import tenant_pause, tenant_resume
 from tests.factories import db_now, make_task
@@ -120,13 +121,6 @@ def test_after_resume_the_paused_tenants_pending_jobs_are_claimed(claim):
     assert {job.id for job in claim()} == paused
 
 
-def test_claim_due_honours_the_pause_with_the_fair_claim_off(settings):
-    settings.EXECUTOR_FAIR_CLAIM = False
-    _, others = due_jobs()
-    pause("acme")
-    assert {job.id for job in claim_due(worker_id="w-1", limit=10, lookahead_seconds=1)} == others
-
-
 def test_a_paused_tenant_with_a_running_cap_gets_no_slot_either(settings):
     settings.TENANT_MAX_RUNNING_JOBS = 50  # every tenant capped: each one's row locked by the claim
     paused, others = due_jobs()
@@ -142,7 +136,9 @@ def test_a_job_already_running_when_the_tenant_is_paused_finishes():
     running = [job for job in fair() if job.id in paused]
     assert running
     pause("acme")
-    results = [JobResult(job.id, job.attempt, Outcome.SUCCEEDED, 200, None, "ok", None, 5) for job in running]
+    results = [
+        JobResult(job.id, job.fence, job.attempt, Outcome.SUCCEEDED, 200, None, "ok", None, 5) for job in running
+    ]
     record_results(worker_id="w-1", results=results)
     assert set(Job.objects.filter(id__in=[job.id for job in running]).values_list("status", flat=True)) == {
         JobStatus.SUCCEEDED

@@ -18,6 +18,7 @@ MAX_ERROR_LENGTH = 1024  # jobs.error is VARCHAR(1024)
 def decide(
     *,
     job_id: uuid.UUID,
+    fence: int,
     attempt: int,
     max_attempts: int,
     backoff_base_seconds: int,
@@ -33,14 +34,14 @@ def decide(
     one-day backoff cap), not on our own backoff.
     """
     if error is None and http_status is not None and 200 <= http_status < 300:
-        return JobResult(job_id, attempt, Outcome.SUCCEEDED, http_status, None, response_body, None, duration_ms)
+        return JobResult(job_id, fence, attempt, Outcome.SUCCEEDED, http_status, None, response_body, None, duration_ms)
     if error is None:
         error = f"HTTP {http_status}"
     error = error[:MAX_ERROR_LENGTH]
     if is_last_attempt(attempt=attempt, max_attempts=max_attempts):
-        return JobResult(job_id, attempt, Outcome.DEAD, http_status, error, response_body, None, duration_ms)
+        return JobResult(job_id, fence, attempt, Outcome.DEAD, http_status, error, response_body, None, duration_ms)
     if http_status in RETRY_AFTER_STATUSES and retry_after_seconds is not None:
         delay = min(retry_after_seconds, MAX_BACKOFF_SECONDS)
     else:
         delay = retry_delay_seconds(attempt=attempt, backoff_base_seconds=backoff_base_seconds)
-    return JobResult(job_id, attempt, Outcome.RETRY, http_status, error, response_body, delay, duration_ms)
+    return JobResult(job_id, fence, attempt, Outcome.RETRY, http_status, error, response_body, delay, duration_ms)

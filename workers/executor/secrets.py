@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 
 from domain.secret_refs import is_secret_ref
-from tasks.headers import is_header_value
+from outbound.headers import is_header_value
 from vault.mounted import MountedSecretUnreadable, read_mounted
 from vault.rules import MAX_VALUE_BYTES
 from vault.selectors import secret_values

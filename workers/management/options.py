@@ -1,8 +1,6 @@
 """The options every worker command shares, named the same way in all four.
 
-`--idle-seconds` is the sleep after a step that found no work; each command keeps
-its historical name as an alias (`--idle`, `--interval`, `--poll`), so existing
-deployments and scripts keep working. `--once` runs until idle, then exits 0;
+`--idle-seconds` is the sleep after a step that found no work. `--once` runs until idle, then exits 0;
 any error exits 1 with one line (workers/loop.py).
 """
 
@@ -18,14 +16,14 @@ from workers.health import HealthServer, Heartbeat, serve_health
 ONCE_HELP = "step until a step finds no work, then exit 0; any error (the database's included) exits 1"
 
 
-def add_loop_options(parser: ArgumentParser, *, idle_default: float, idle_help: str, aliases: tuple[str, ...] = ()):
+def add_loop_options(parser: ArgumentParser, *, idle_default: float, idle_help: str):
+    parser.allow_abbrev = False  # the options' names as documented, never a prefix of one (`--idle`)
     parser.add_argument(
         "--idle-seconds",
-        *aliases,
         dest="idle_seconds",
         type=float,
         default=idle_default,
-        help=f"{idle_help}; default %(default)s" + (f" (alias: {', '.join(aliases)})" if aliases else ""),
+        help=f"{idle_help}; default %(default)s",
     )
     parser.add_argument("--once", action="store_true", help=ONCE_HELP)
     parser.add_argument(

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 
 import uvloop
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks.egress import parse_nameservers
+from outbound.client import DeliveryClient
+from outbound.egress import parse_nameservers
+from outbound.tenant_lookups import LookupLimits
 from tasks.targets import egress_policy
-from workers.executor.http import ENGINES, DeliveryClient
-from workers.executor.lookups import LookupLimits
+from workers.executor.credentials import Credentials
 from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
 from workers.executor.secrets import TenantSecrets
 from workers.executor.signing import SigningKeys
@@ -22,17 +22,10 @@ from workers.management.options import add_loop_options, idle_seconds, start_hea
 
 logger = logging.getLogger(__name__)
 
-# uvloop's loop (libuv, its transports and timers in C) is the default: with the httptools engine the
-# executors' CPU per job fell a further ~15 % in the whole-system bench (docs/benchmarks/notes.md, Executor CPU).
-EVENT_LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
-    "uvloop": uvloop.new_event_loop,
-    "asyncio": asyncio.new_event_loop,
-}
-# The prefetch's default, per call slot, and its bound. On the whole-system bench (--concurrency 500,
-# 30,000 calls due at one second; docs/benchmarks/system.md) the last call came 4.2-5.1 s after its second
-# with 4 per slot, 3.9 s with 10, and 2.4-4.1 s with 20 (claims of at most 2,000: runner.CLAIM_MAX_JOBS).
-# A held job keeps its request in memory: the runner claims ahead only while the held requests fit in
-# runner.HELD_REQUEST_BYTES_MAX.
+# The executor runs on uvloop's event loop (libuv: its transports and timers in C; docs/benchmarks,
+# Executor CPU). The prefetch's default, per call slot, and its bound (docs/benchmarks: 20 chose it).
+# A held job keeps its request in memory: the claimer claims ahead only while the held requests fit
+# in claimer.HELD_REQUEST_BYTES_MAX.
 PREFETCH_PER_CALL = 20
 MAX_PREFETCH = 50_000
 
@@ -55,7 +48,6 @@ class Command(BaseCommand):
             parser,
             idle_default=1.0,
             idle_help="seconds between claims when idle; also how far ahead a claim reaches",
-            aliases=("--poll",),
         )
         parser.add_argument("--grace", type=float, default=30.0, help="seconds in-flight calls get after SIGTERM")
         parser.add_argument("--worker-id", default=None, help="default: pod/host name and pid")
@@ -66,20 +58,6 @@ class Command(BaseCommand):
             help="open a parked group's connections this long before its second (0: off); at most one per job",
         )
         parser.add_argument("--max-connections", type=int, default=None, help="HTTP connection pool size")
-        parser.add_argument(
-            "--http-engine",
-            choices=ENGINES,
-            default="httptools",
-            help="httptools (default: our own pool, answers parsed by httptools), aiohttp (its pool and parser)"
-            " or httpx's API on the httpx-aiohttp transport; CPU per call alone (python -m bench.delivery):"
-            " 0.17, 0.26 and ~0.9 ms",
-        )
-        parser.add_argument(
-            "--event-loop",
-            choices=tuple(EVENT_LOOPS),
-            default="uvloop",
-            help="uvloop (default) or the standard library's asyncio loop",
-        )
 
     def handle(self, *args, **options):
         if options["concurrency"] < 1 or options["grace"] < 0 or options["warm_seconds"] < 0:
@@ -114,18 +92,16 @@ class Command(BaseCommand):
             loop = type(asyncio.get_running_loop())
             logger.info("event loop", extra={"event": "event_loop", "loop": f"{loop.__module__}.{loop.__qualname__}"})
             client = DeliveryClient(
-                policy=policy,
-                secrets=TenantSecrets(settings.SECRETS_DIR),
-                signing=SigningKeys(),
-                max_connections=options["max_connections"] or config.concurrency,
-                engine=options["http_engine"],
-                lookups=lookups,
+                policy=policy, max_connections=options["max_connections"] or config.concurrency, lookups=lookups
             )
-            await Executor(config, client=client, heartbeat=heartbeat).run(install_signals=True)
+            credentials = Credentials(secrets=TenantSecrets(settings.SECRETS_DIR), signing=SigningKeys())
+            await Executor(config, client=client, credentials=credentials, heartbeat=heartbeat).run(
+                install_signals=True
+            )
 
         # A crash was logged with its traceback by the executor; the command adds one line and exits 1.
         def run() -> None:
-            with asyncio.Runner(loop_factory=EVENT_LOOPS[options["event_loop"]]) as runner:
+            with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
                 runner.run(main())
 
         run_worker(run)

@@ -14,9 +14,7 @@ class Command(BaseCommand):
     help = "Return running jobs whose lease expired to pending (or dead at max_attempts)."
 
     def add_arguments(self, parser):
-        add_loop_options(
-            parser, idle_default=5.0, idle_help="seconds between sweeps when idle", aliases=("--interval",)
-        )
+        add_loop_options(parser, idle_default=5.0, idle_help="seconds between sweeps when idle")
         parser.add_argument("--limit", type=int, default=DEFAULT_SWEEP_LIMIT, help="rows per UPDATE")
         parser.add_argument(
             "--stats-interval",

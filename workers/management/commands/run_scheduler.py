@@ -23,9 +23,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="tasks per tick; default %(default)s"
         )
-        add_loop_options(
-            parser, idle_default=1.0, idle_help="seconds to sleep when nothing is due", aliases=("--idle",)
-        )
+        add_loop_options(parser, idle_default=1.0, idle_help="seconds to sleep when nothing is due")
 
     def handle(self, *args, **options):
         if options["batch_size"] < 1:

@@ -1,12 +1,9 @@
-"""An HTTP/1.1 request's head as bytes, for the aiohttp engine's send on a pooled connection.
+"""An HTTP/1.1 request's head as bytes, written with the body on a pooled connection.
 
-The aiohttp engine writes this head and the body to a connection of aiohttp's own pool
-(dialled by the vetted connector) and reads the answer with aiohttp's response parser: what
-`ClientSession.request` costs around that (its request and response objects, the body writer's
-task, the timer, traces, the cookie filter) was half of the executor's CPU per call. The head is
-what aiohttp's request writes for ours (checked by the tests): the request line with the URL's
-encoded path and query, `Host`, the task's and our headers, `Accept`, `Accept-Encoding` and the
-framing (`Content-Length`; a body without a `Content-Type` is `application/octet-stream`).
+The head is what a mainstream client (aiohttp) writes for the same request (checked by the
+tests): the request line with the URL's encoded path and query, `Host`, the task's and our
+headers, `Accept`, `Accept-Encoding` and the framing (`Content-Length`; a body without a
+`Content-Type` is `application/octet-stream`).
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from collections.abc import Mapping
 
 from yarl import URL
 
-from tasks.headers import is_forbidden, is_header_name, is_header_value
+from outbound.headers import is_forbidden, is_header_name, is_header_value
 
 # Methods that carry no Content-Length without a body (aiohttp's rule: every other one sends 0).
 NO_LENGTH_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
@@ -57,7 +54,7 @@ def _lowered(names: tuple[str, ...]) -> frozenset[str]:
 def _task_lines(headers: tuple[tuple[str, str], ...], ours_lower: frozenset[str]) -> tuple[str, frozenset[str]]:
     """The task's header lines and their lower-cased names, once per set of headers (a task's repeat).
 
-    Every name and value as the API takes them (tasks.headers: a token, visible ASCII), else
+    Every name and value as the API takes them (outbound.headers: a token, visible ASCII), else
     ValueError: a job written before that rule, or by hand, never sends a line the API would
     refuse. The names the API forbids (ours, the framing, hop-by-hop, Cookie, Proxy-*) and any of
     ours are left out: ours and the framing are this module's.
@@ -82,7 +79,7 @@ def request_head(
 ) -> bytes:
     """The request's head, up to and including the blank line; ValueError for a header that could inject.
 
-    `headers` are the task's, `ours` the attempt's (`jobs.delivery.our_headers`): ours win on a
+    `headers` are the task's, `ours` the attempt's (`outbound.attempt_headers.our_headers`): ours win on a
     clash of names in any case (the API refuses one), as a CIMultiDict's update would decide.
     `body_length` None means no body.
     """

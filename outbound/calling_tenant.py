@@ -1,11 +1,9 @@
-"""The tenant a call is made for, where aiohttp's hooks cannot be told it.
+"""The tenant a call is made for, where a resolver's interface cannot be told it.
 
-`DeliveryClient.send` (and `warm`, per job) sets it around the call. Two things read it:
-the aiohttp connector's pool key (`dialer.TenantRequest`: a kept-alive connection is
-never reused for another tenant's call) and the resolver's per-tenant cap on lookups in
-flight (`lookups.TenantLookups.resolve`: aiohttp's resolver interface carries no tenant).
-The httptools pool is told the tenant outright (its `Origin` holds it); it sets this too
-so the resolver it calls reads the same value.
+`DeliveryClient.send` (and the transport's `hold`, per origin) sets it around the call.
+The resolver's per-tenant cap on lookups in flight reads it
+(`tenant_lookups.TenantLookups.resolve`: aiohttp's resolver interface carries no tenant).
+The pool itself is told the tenant outright (its `Origin` holds it).
 """
 
 from __future__ import annotations

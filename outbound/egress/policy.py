@@ -17,10 +17,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from tasks.egress.allowlist import Allowlist
-from tasks.egress.lookups import LookupUnfinished, NameResolver, lookup_failure
-from tasks.egress.networks import IPAddress, embedded_ipv4_of, is_public_address, parse_address
-from tasks.egress.urls import (
+from outbound.egress.allowlist import Allowlist
+from outbound.egress.lookups import LookupUnfinished, NameResolver, lookup_failure
+from outbound.egress.networks import IPAddress, embedded_ipv4_of, is_public_address, parse_address
+from outbound.egress.url_rules import (
     PORT_MESSAGE,
     ParsedTarget,
     TargetError,

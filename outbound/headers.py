@@ -2,7 +2,7 @@
 
 Pure: the serializer calls `validate_headers` and turns `HeaderError` into a
 400 on "http.headers". Credentials belong in `secret_ref`, framing headers
-belong to the HTTP client, and the delivery headers are ours: `jobs/delivery.py`
+belong to the HTTP client, and the delivery headers are ours: `outbound/attempt_headers.py`
 builds them by the names below (for the executor and the dry run alike), and the
 API refuses every one of them, so a task's header is never silently replaced.
 """
@@ -31,7 +31,7 @@ USER_AGENT_HEADER = "User-Agent"
 SECRET_HEADER = "Authorization"
 # When we stop waiting for this attempt's answer (send time + the task's timeout).
 DEADLINE_HEADER = "X-Deadline"
-# Standard Webhooks signature headers (signing/signature.py), set when the tenant has a signing secret.
+# Standard Webhooks signature headers (outbound/signature.py), set when the tenant has a signing secret.
 SIGNATURE_ID_HEADER = "webhook-id"
 SIGNATURE_TIMESTAMP_HEADER = "webhook-timestamp"
 SIGNATURE_HEADER = "webhook-signature"

@@ -8,7 +8,7 @@ after DNS and right before ``connect()`` (``EgressPolicy.vet_resolved`` /
 
 - ``networks``: the blocked special-purpose networks and address classification;
 - ``allowlist``: ``EGRESS_ALLOWLIST`` parsing and matching;
-- ``urls``: what a URL may say (scheme, port, credentials, host), read by both
+- ``url_rules``: what a URL may say (scheme, port, credentials, host), read by both
   parsers the code uses;
 - ``lookups``: what a failed name lookup means (``NameNotFound`` vs
   ``LookupUnfinished``) and the API's bounded c-ares resolver;
@@ -17,11 +17,11 @@ after DNS and right before ``connect()`` (``EgressPolicy.vet_resolved`` /
 Import the public names from here.
 """
 
-from tasks.egress.allowlist import Allowlist, AllowlistEntry
-from tasks.egress.lookups import LookupUnfinished, NameNotFound, NameResolver, lookup_failure, parse_nameservers
-from tasks.egress.networks import BLOCKED_NETWORKS, is_public_address
-from tasks.egress.policy import ALLOWED_PORTS, GENERIC_MESSAGE, EgressDenied, EgressPolicy, Resolver, resolve_host
-from tasks.egress.urls import MAX_URL_LENGTH, ParsedTarget, TargetError, port_spelling_problem
+from outbound.egress.allowlist import Allowlist, AllowlistEntry
+from outbound.egress.lookups import LookupUnfinished, NameNotFound, NameResolver, lookup_failure, parse_nameservers
+from outbound.egress.networks import BLOCKED_NETWORKS, is_public_address
+from outbound.egress.policy import ALLOWED_PORTS, GENERIC_MESSAGE, EgressDenied, EgressPolicy, Resolver, resolve_host
+from outbound.egress.url_rules import MAX_URL_LENGTH, ParsedTarget, TargetError, port_spelling_problem
 
 __all__ = [
     "ALLOWED_PORTS",

@@ -1,4 +1,4 @@
-"""Tests for tasks.egress.urls: what a task URL may say, through the create-time check (fake DNS).
+"""Tests for outbound.egress.url_rules: what a task URL may say, through the create-time check (fake DNS).
 
 The tables go through ``EgressPolicy.check_url``, the entry point the API
 calls, so a URL the parsers accept but whose destination is refused is
@@ -12,7 +12,7 @@ import types
 import pytest
 import yarl
 
-from tasks.egress import GENERIC_MESSAGE, MAX_URL_LENGTH, EgressDenied, ParsedTarget, TargetError, urls
+from outbound.egress import GENERIC_MESSAGE, MAX_URL_LENGTH, EgressDenied, ParsedTarget, TargetError, url_rules
 from tests.tasks.egress_dns import POLICY, check, fake_resolve
 
 # --------------------------------------------------------------------------
@@ -146,12 +146,12 @@ def test_numeric_hosts_are_refused_as_ambiguous_without_being_resolved(url: str)
 
 
 def test_a_url_the_two_parsers_read_differently_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_url = urls.yarl.URL
+    real_url = url_rules.yarl.URL
 
     def skewed_url(url: str) -> yarl.URL:
         return real_url(url.replace("public.example", "other.example"))
 
-    monkeypatch.setattr(urls, "yarl", types.SimpleNamespace(URL=skewed_url))
+    monkeypatch.setattr(url_rules, "yarl", types.SimpleNamespace(URL=skewed_url))
     with pytest.raises(TargetError) as excinfo:
         check("https://public.example/")
     assert "disagree" in excinfo.value.reason
@@ -219,7 +219,7 @@ NON_CANONICAL_PORTS = [
 
 @pytest.mark.parametrize("url", NON_CANONICAL_PORTS)
 def test_a_non_canonical_port_spelling_is_refused(url: str) -> None:
-    assert urls.port_spelling_problem(url) is not None
+    assert url_rules.port_spelling_problem(url) is not None
     with pytest.raises(TargetError, match="plain ASCII digits"):
         check(url)
 
@@ -237,5 +237,5 @@ def test_a_non_canonical_port_spelling_is_refused(url: str) -> None:
     ],
 )
 def test_a_canonical_port_or_none_passes_the_spelling_check(url: str) -> None:
-    assert urls.port_spelling_problem(url) is None
+    assert url_rules.port_spelling_problem(url) is None
     check(url)

@@ -1,14 +1,12 @@
-"""The httptools engine's HTTP/1.1 connections: a pool of our own, dialled through the egress check.
+"""HTTP/1.1 connections: a pool of our own, dialled through the egress check.
 
-aiohttp's pool and reader cost about 0.1 ms of CPU per call here (a connection object, a
-stream reader and a future per read, its protocol's bookkeeping); this holds one protocol
-per socket, parses with httptools (llhttp, the parser Node.js ships) and resolves one future
-per call. The dial is the one the aiohttp engine trusts (`workers.executor.dialer`): the
-vetting resolver for names, the vetted socket factory for every address aiohappyeyeballs
-connects to (IP literals included), TLS verifying the URL's host name. A connection goes back
-to the pool only after a whole answer that keeps it alive; one that hears anything while idle
-(an answer nobody asked for) is closed, never read for the next call, which may be another
-tenant's.
+One protocol per socket, answers parsed with httptools (llhttp, the parser Node.js ships),
+one future resolved per call (README, "Executor CPU", chose this over aiohttp's pool and
+reader). The dial (`outbound.dialer`): the vetting resolver for names, the vetted socket
+factory for every address aiohappyeyeballs connects to (IP literals included), TLS verifying
+the URL's host name. A connection goes back to the pool only after a whole answer that keeps
+it alive; one that hears anything while idle (an answer nobody asked for) is closed, never
+read for the next call, which may be another tenant's.
 """
 
 from __future__ import annotations
@@ -25,10 +23,9 @@ import aiohappyeyeballs
 import httptools
 from aiohttp.abc import AbstractResolver
 
-from tasks.egress import EgressDenied, EgressPolicy
-
-from .dialer import DialRefused, VettingResolver, vetted_socket_factory
-from .lookups import LookupLimits
+from outbound.dialer import DialRefused, VettingResolver, vetted_socket_factory
+from outbound.egress import EgressDenied, EgressPolicy
+from outbound.tenant_lookups import LookupLimits
 
 # (tenant, scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
 # The tenant first: a server may authenticate the connection, not the request (NTLM, a proxy's mTLS),

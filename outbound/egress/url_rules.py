@@ -1,7 +1,7 @@
 """URL policy: what a task's URL may say, before any address is judged or any name resolved.
 
 Scheme, credentials, fragment, port and host are read by httpx and by yarl
-(what aiohttp dials with); any disagreement between the two refuses the URL,
+(what the executor's client dials with); any disagreement between the two refuses the URL,
 so the host the policy checks is the host the executor connects to. Host
 names are held to DNS syntax (a numeric last label is ambiguous) and a few
 inward-only names are refused by name, as defence in depth.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import httpx
 import yarl
 
-from tasks.egress.networks import IPAddress, parse_address
+from outbound.egress.networks import IPAddress, parse_address
 
 __all__ = [
     "ALLOWED_SCHEMES",

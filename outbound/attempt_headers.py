@@ -3,7 +3,7 @@
 Pure: the caller passes the instant of sending, the resolved credential (or a
 mask, for the dry run) and the tenant's live signing keys (the dry run has the
 signature withheld: its shape only). Names are in
-tasks.headers (the API refuses every one of them on a task).
+outbound.headers (the API refuses every one of them on a task).
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from signing.signature import signature_headers
-from tasks.headers import (
+from outbound.headers import (
     ATTEMPT_HEADER,
     DEADLINE_HEADER,
     IDEMPOTENCY_KEY_HEADER,
@@ -22,6 +21,7 @@ from tasks.headers import (
     SECRET_HEADER,
     USER_AGENT_HEADER,
 )
+from outbound.signature import signature_headers
 
 USER_AGENT = "jobsched-executor/1.0"
 

@@ -1,6 +1,6 @@
 """``EGRESS_ALLOWLIST``: the destinations a development or benchmark setup admits despite the policy.
 
-Parsed here, matched here; the policy (``tasks.egress.policy``) decides what an
+Parsed here, matched here; the policy (``outbound.egress.policy``) decides what an
 admitted destination still may not do. Callers read the setting and pass an
 ``Allowlist`` in, so this module stays free of Django.
 """
@@ -11,7 +11,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from tasks.egress.networks import IPAddress, IPNetwork, parse_address, unmap
+from outbound.egress.networks import IPAddress, IPNetwork, parse_address, unmap
 
 __all__ = ["Allowlist", "AllowlistEntry"]
 

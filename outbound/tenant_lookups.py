@@ -6,7 +6,7 @@ and another tenant's call timed out behind them. Here each lookup is asynchronou
 through aiohttp's `AsyncResolver`, which takes our name servers), ends after its own
 timeout, a tenant has at most `per_tenant` lookups in flight (the rest fail at once), and
 a name whose lookup failed is not asked again for `negative_seconds`. What a failure
-means is `tasks.egress.lookups`'s rule: `NameNotFound` or `LookupUnfinished`.
+means is `outbound.egress.lookups`'s rule: `NameNotFound` or `LookupUnfinished`.
 
 Every address is still vetted: by `dialer.VettingResolver` around this, and by the socket
 factory right before connect().
@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import AsyncResolver
 
-from tasks.egress import LookupUnfinished, NameNotFound, lookup_failure
-from tasks.egress.lookups import ares_channel_options
-
-from .calling_tenant import CALLING_TENANT
+from outbound.calling_tenant import CALLING_TENANT
+from outbound.egress import LookupUnfinished, NameNotFound, lookup_failure
+from outbound.egress.lookups import ares_channel_options
 
 logger = logging.getLogger(__name__)
 

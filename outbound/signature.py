@@ -21,7 +21,7 @@ import hmac
 import secrets
 from collections.abc import Sequence
 
-from tasks.headers import SIGNATURE_HEADER, SIGNATURE_ID_HEADER, SIGNATURE_TIMESTAMP_HEADER
+from outbound.headers import SIGNATURE_HEADER, SIGNATURE_ID_HEADER, SIGNATURE_TIMESTAMP_HEADER
 
 SECRET_PREFIX = "whsec_"
 KEY_BYTES = 32

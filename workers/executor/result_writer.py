@@ -1,0 +1,151 @@
+"""Results and give-backs, written in batches behind their fences on the result writes' own thread.
+
+Results queue up as calls end and are written `result_batch_max` at a time (bigger
+batches cost the database less per result), after a short wait that gathers results
+finishing together. A batch that failed is written again after a backoff: if the lost
+reply hid a commit, or the lease ran out meanwhile, the fence drops the repeat (counted
+as dropped), which is right. Give-backs (`jobs.queue.release_claims`) go out first, one
+statement each time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+
+from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, record_results, release_claims
+from workers.loop import DATABASE_ERRORS, describe
+from workers.metrics import EXECUTOR_FENCE_DROPS, EXECUTOR_RELEASED, EXECUTOR_RESULTS
+
+from .db_threads import DatabaseThread
+from .tally import Tally
+
+logger = logging.getLogger(__name__)
+
+
+class ResultWriter:
+    """Queue results and give-backs (`add`, `give_back`); `run()` writes them until `close()` and empty."""
+
+    def __init__(
+        self,
+        *,
+        worker_id: str,
+        db: DatabaseThread,
+        tally: Tally,
+        batch_max: int = 500,
+        flush_seconds: float = 0.1,
+        once: bool = False,
+    ) -> None:
+        self.worker_id = worker_id
+        self.db = db
+        self.tally = tally
+        self.batch_max = batch_max
+        self.flush_seconds = flush_seconds
+        self.once = once  # any database error ends the run instead of a retry
+        self.results: list[JobResult] = []
+        self.releases: list[ClaimedJob] = []  # claims to give back
+        self._ready = asyncio.Event()
+        self._closing = False
+
+    def add(self, result: JobResult) -> None:
+        self.results.append(result)
+        self._ready.set()
+
+    def give_back(self, job: ClaimedJob) -> None:
+        self.releases.append(job)
+        self._ready.set()
+
+    def close(self) -> None:
+        """Write what is queued, then end `run()`."""
+        self._closing = True
+        self._ready.set()
+
+    async def run(self) -> None:
+        while True:
+            if self.releases:
+                await self._write_releases()
+            if not self.results:
+                if self._closing and not self.releases:
+                    return
+                if not self.releases:
+                    self._ready.clear()
+                    await self._ready.wait()
+                continue
+            if len(self.results) < self.batch_max and not self._closing:
+                await asyncio.sleep(self.flush_seconds)  # gather results finishing together
+            batch = self.results[: self.batch_max]
+            del self.results[: self.batch_max]
+            try:
+                report = await self.db.call(record_results, worker_id=self.worker_id, results=batch)
+            except DATABASE_ERRORS as exc:
+                if self.once:
+                    raise  # unwritten results: their leases expire and the reconciler returns the jobs
+                self.results[:0] = batch
+                await asyncio.sleep(self.db.unavailable(exc, results=len(self.results)))
+                continue
+            self.db.answered()
+            self._count(report)
+
+    def _count(self, report: WriteReport) -> None:
+        outcomes = Counter(result.outcome for result in report.written)
+        for outcome, count in outcomes.items():
+            EXECUTOR_RESULTS.labels(outcome.value).inc(count)  # per batch: `labels()` is a locked lookup
+        self.tally.succeeded += outcomes[Outcome.SUCCEEDED]
+        self.tally.retried += outcomes[Outcome.RETRY]
+        self.tally.dead += outcomes[Outcome.DEAD]
+        for result in report.written:
+            if result.outcome is Outcome.SUCCEEDED:
+                continue
+            # One line per failed attempt, once its result is recorded (a dropped one is logged by the fence).
+            logger.info(
+                "attempt failed",
+                extra={
+                    "event": "attempt_failed",
+                    "job_id": str(result.job_id),
+                    "attempt": result.attempt,
+                    "outcome": result.outcome.value,
+                    "http_status": result.http_status,
+                    "error": result.error,
+                    "retry_in": result.delay_seconds,
+                },
+            )
+        self.tally.dropped += len(report.dropped)
+        EXECUTOR_FENCE_DROPS.inc(len(report.dropped))
+
+    async def _write_releases(self) -> None:
+        """Give back the queued claims in one statement; one that failed is left to the reconciler.
+
+        A repeat would be harmless (each give-back grows the fence past the token it carried), but
+        those jobs' leases end soon enough: the reconciler takes them back, their attempt counted,
+        as after a crash.
+        """
+        releases, self.releases = self.releases, []
+        try:
+            released = await self.db.call(release_claims, worker_id=self.worker_id, jobs=releases)
+        except DATABASE_ERRORS as exc:
+            if self.once:
+                raise  # unreleased claims: their leases expire and the reconciler returns the jobs
+            self.db.failed()
+            logger.warning(
+                "claims not given back; left to the reconciler",
+                extra={
+                    "event": "release_failed",
+                    "worker_id": self.worker_id,
+                    "jobs": len(releases),
+                    "error": describe(exc),
+                },
+            )
+            return
+        self.db.answered()
+        EXECUTOR_RELEASED.inc(released)
+        # Fewer than asked: the reconciler had taken those back already (their leases had expired).
+        logger.info(
+            "claims given back",
+            extra={
+                "event": "claims_released",
+                "worker_id": self.worker_id,
+                "jobs": len(releases),
+                "released": released,
+            },
+        )
