@@ -187,9 +187,6 @@ SETTINGS: dict[str, SettingDoc] = {
         "`HISTORY_TTL_SECONDS`",
     ),
     # --- fair share
-    "EXECUTOR_FAIR_CLAIM": SettingDoc(
-        FAIR, "the claim shares free slots among tenants with due jobs; off: priority first"
-    ),
     "TENANT_MAX_RUNNING_JOBS": SettingDoc(FAIR, "default cap on one tenant's jobs running at once; 0 = none"),
     "TENANT_MAX_ACTIVE_TASKS": SettingDoc(FAIR, "default limit on one tenant's active tasks (409 past it); 0 = none"),
     # --- support console
