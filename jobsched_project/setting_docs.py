@@ -145,7 +145,10 @@ SETTINGS: dict[str, SettingDoc] = {
         "503 `url-check-unavailable`, a call fails `connection failed`",
     ),
     "DNS_LOOKUPS_PER_TENANT": SettingDoc(
-        EGRESS, "lookups in flight per tenant, in an executor and in an API process; more fail at once"
+        EGRESS, "an executor's lookups in flight per tenant; more fail at once (`connection failed`)"
+    ),
+    "DNS_API_LOOKUPS_PER_TENANT": SettingDoc(
+        EGRESS, "an API process's URL checks in flight per tenant; more are a 503 `url-check-unavailable`"
     ),
     "DNS_API_LOOKUPS_MAX": SettingDoc(
         EGRESS, "an API process's lookups in flight, all tenants; past it a URL check is a 503"

@@ -25,6 +25,7 @@ from aiohttp.abc import AbstractResolver
 
 from outbound.dialer import DialRefused, VettingResolver, vetted_socket_factory
 from outbound.egress import EgressDenied, EgressPolicy
+from outbound.calling_tenant import CALLING_TENANT
 from outbound.tenant_lookups import LookupLimits
 
 # (tenant, scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
@@ -274,7 +275,7 @@ class ConnectionPool:
         self._sweep: asyncio.TimerHandle | None = None
         # (host, port) -> [expires at, the vetted addresses, the next to try first]
         self._names: dict[tuple[str, int], list[Any]] = {}
-        self._lookups: dict[tuple[str, int], asyncio.Task[list[aiohappyeyeballs.AddrInfoType]]] = {}
+        self._lookups: dict[tuple[str, str, int], asyncio.Task[list[aiohappyeyeballs.AddrInfoType]]] = {}
         self.lookups = 0  # names resolved (not from the cache), for the tests
         self.dialled = 0  # connections opened, for the tests and the warm-up's count
 
@@ -446,15 +447,18 @@ class ConnectionPool:
             _, infos, first = cached
             cached[2] = (first + 1) % len(infos)  # each dial starts at the next address, as aiohttp rotates them
             return infos[first:] + infos[:first]
-        lookup = self._lookups.get(key)
+        # One lookup at a time per tenant and name: a lookup runs under its caller's tenant (its cap,
+        # its failures), so another tenant waiting on it would take on that tenant's refusal.
+        lookup_key = (CALLING_TENANT.get(), host, port)
+        lookup = self._lookups.get(lookup_key)
         if lookup is None:
             lookup = loop.create_task(self._lookup(host, port))
-            self._lookups[key] = lookup
-            lookup.add_done_callback(functools.partial(self._looked_up, key))
+            self._lookups[lookup_key] = lookup
+            lookup.add_done_callback(functools.partial(self._looked_up, lookup_key))
         # Shielded: one caller's timeout does not cancel the lookup the others wait for.
         return await asyncio.shield(lookup)
 
-    def _looked_up(self, key: tuple[str, int], lookup: asyncio.Task[Any]) -> None:
+    def _looked_up(self, key: tuple[str, str, int], lookup: asyncio.Task[Any]) -> None:
         self._lookups.pop(key, None)
         if not lookup.cancelled():
             lookup.exception()  # retrieved: every waiter may have gone (timed out) before it failed

@@ -49,8 +49,9 @@ class TenantLookups(AbstractResolver):
         self._limits = limits
         self._inner = inner
         self._in_flight: Counter[str] = Counter()
-        # (host, family) -> (until, what the lookup said): a name that failed fails at once, for a while.
-        self._failed: dict[tuple[str, int], tuple[float, NameNotFound | LookupUnfinished]] = {}
+        # (tenant or None for every tenant, host, family) -> (until, what the lookup said): a name
+        # that failed fails at once, for a while.
+        self._failed: dict[tuple[str | None, str, int], tuple[float, NameNotFound | LookupUnfinished]] = {}
 
     def _resolver(self) -> AbstractResolver:
         if self._inner is None:
@@ -64,12 +65,14 @@ class TenantLookups(AbstractResolver):
     ) -> list[ResolveResult]:
         tenant = CALLING_TENANT.get()
         loop = asyncio.get_running_loop()
-        key = (host, int(family))
-        failed = self._failed.get(key)
-        if failed is not None:
-            if failed[0] > loop.time():
-                raise type(failed[1])(*failed[1].args)  # a fresh exception: a raised one keeps its traceback
-            del self._failed[key]
+        # A name that does not exist does not exist for anyone; a lookup that did not finish (a
+        # timeout, a server error) says nothing about the name, so only its tenant fails fast on it.
+        for key in ((None, host, int(family)), (tenant, host, int(family))):
+            failed = self._failed.get(key)
+            if failed is not None:
+                if failed[0] > loop.time():
+                    raise type(failed[1])(*failed[1].args)  # a fresh exception: a raised one keeps its traceback
+                del self._failed[key]
         if self._in_flight[tenant] >= self._limits.per_tenant:
             # Refused, not queued: a tenant's hanging names must not hold its other calls either.
             raise LookupUnfinished("too many lookups in flight for this tenant")
@@ -79,7 +82,8 @@ class TenantLookups(AbstractResolver):
                 return await self._resolver().resolve(host, port, family)
         except (OSError, TimeoutError, UnicodeError, ValueError) as exc:
             failure = lookup_failure(exc)
-            self._remember(key, failure, loop.time())
+            owner = None if isinstance(failure, NameNotFound) else tenant
+            self._remember((owner, host, int(family)), failure, loop.time())
             logger.info(
                 "name lookup failed",
                 extra={
@@ -95,7 +99,7 @@ class TenantLookups(AbstractResolver):
             if not self._in_flight[tenant]:
                 del self._in_flight[tenant]
 
-    def _remember(self, key: tuple[str, int], failure: NameNotFound | LookupUnfinished, now: float) -> None:
+    def _remember(self, key: tuple[str | None, str, int], failure: NameNotFound | LookupUnfinished, now: float) -> None:
         if self._limits.negative_seconds <= 0:
             return
         if len(self._failed) >= NEGATIVE_CACHE_NAMES:

@@ -141,7 +141,7 @@ class HttpInput(StrictSerializer):
         if current is not None and value == current.http_url:
             return value  # unchanged by a PATCH: not re-resolved on every unrelated edit
         try:
-            return check_task_url(value)
+            return check_task_url(value, tenant_id=self.context.get("tenant_id"))
         except egress.TargetError as exc:
             raise serializers.ValidationError(exc.message) from None
         except egress.LookupUnfinished:

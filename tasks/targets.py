@@ -6,6 +6,10 @@ outbound.egress is pure (no Django); this module binds it to settings (EGRESS_AL
 from __future__ import annotations
 
 import logging
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from django.conf import settings
@@ -58,7 +62,34 @@ def egress_policy() -> egress.EgressPolicy:
     return _policy(settings.EGRESS_ALLOWLIST)
 
 
-def check_task_url(url: str) -> str:
+_in_flight: Counter[str] = Counter()
+_in_flight_lock = threading.Lock()
+
+
+@contextmanager
+def _tenant_lookup(tenant_id: str | None) -> Iterator[None]:
+    """One of the tenant's DNS_API_LOOKUPS_PER_TENANT slots (per process) for one URL check.
+
+    The process-wide cap (DNS_API_LOOKUPS_MAX) alone let one tenant's hanging names take every
+    lookup (and request thread) of the process: its other tenants' creates were 503s.
+    """
+    if tenant_id is None:
+        yield
+        return
+    with _in_flight_lock:
+        if _in_flight[tenant_id] >= settings.DNS_API_LOOKUPS_PER_TENANT:
+            raise egress.LookupUnfinished("too many lookups in flight for this tenant")
+        _in_flight[tenant_id] += 1
+    try:
+        yield
+    finally:
+        with _in_flight_lock:
+            _in_flight[tenant_id] -= 1
+            if not _in_flight[tenant_id]:
+                del _in_flight[tenant_id]
+
+
+def check_task_url(url: str, *, tenant_id: str | None = None) -> str:
     """Return `url` if the policy admits it at create/edit time; raise egress.TargetError (refused) or
     egress.LookupUnfinished (its name could not be looked up now: nothing is known, nothing accepted).
 
@@ -67,7 +98,8 @@ def check_task_url(url: str) -> str:
     names the allowlist, which is ours to know, not a tenant's.
     """
     try:
-        egress_policy().check_url(url, resolve=name_resolver())
+        with _tenant_lookup(tenant_id):
+            egress_policy().check_url(url, resolve=name_resolver())
     except egress.TargetError as exc:
         if settings.DEBUG and exc.message in (egress.GENERIC_MESSAGE, PORT_MESSAGE):
             raise egress.TargetError(f"{exc.message}; {development_hint()}", reason=exc.reason) from None

@@ -100,3 +100,27 @@ def test_dry_run_says_unknown_for_a_lookup_that_did_not_finish(owner, dns, url, 
     response = owner.post(f"/v1/tasks/{task.pk}/dry-run")
     assert response.status_code == 200, response.content
     assert response.json()["egress"]["verdict"] == verdict
+
+
+def test_one_tenants_hanging_names_hold_at_most_its_share_of_the_lookups(tenant_client, dns, settings):
+    """The process cap alone let one tenant's slow creates take every lookup: another tenant's create was a 503."""
+    settings.DNS_API_LOOKUPS_MAX = 4
+    settings.DNS_API_LOOKUPS_PER_TENANT = 2
+    noisy, other = tenant_client("tenant-noisy"), tenant_client("tenant-b")
+    answers: list[int] = []
+
+    def create(n: int) -> None:
+        answers.append(noisy.post(TASKS, _body(f"https://n{n}.hang.test/x"), format="json").status_code)
+
+    creators = [threading.Thread(target=create, args=(n,)) for n in range(4)]
+    for creator in creators:
+        creator.start()
+    deadline = time.monotonic() + 2
+    while len(dns.asked_under(".hang.test")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    response = other.post(TASKS, _body("https://public.tenant-a.test/x"), format="json")
+    for creator in creators:
+        creator.join()
+    assert response.status_code == 201, response.content  # tenant-b's lookup had room
+    assert sorted(answers) == [503] * 4
+    assert len(dns.asked_under(".hang.test")) == 2  # the noisy tenant's third and fourth never asked
