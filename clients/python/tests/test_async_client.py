@@ -26,3 +26,21 @@ def test_the_async_client_creates_pages_edits_and_conflicts(base_url: str, token
             assert (await api.capabilities()).task_defaults["timeout_seconds"] == 30
 
     asyncio.run(scenario())
+
+
+def test_the_async_client_exports_and_imports(base_url: str, token: str) -> None:
+    async def scenario() -> None:
+        async with AsyncClient(base_url, token) as api:
+            spec = TaskSpec(
+                name="async", schedule=Schedule(cron="@daily"), http=HttpCall(url="http://127.0.0.1:9/"),
+                labels={"env": "prod"},
+            )  # fmt: skip
+            planned = await api.tasks.import_([spec], dry_run=True)
+            assert [item.action for item in planned.lines] == ["create"]
+            assert (await api.tasks.import_([spec])).created == 1
+            exported = [line async for line in api.tasks.export()]
+            assert [(line["name"], line["labels"]) for line in exported] == [("async", {"env": "prod"})]
+            labelled = [task.name async for task in api.tasks.list(label={"env": "prod"})]
+            assert labelled == ["async"]
+
+    asyncio.run(scenario())

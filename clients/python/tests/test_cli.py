@@ -136,3 +136,70 @@ def test_usage_errors_exit_2_and_completion_scripts_print(cli_env: dict[str, str
     assert jobsched("tasks", "frobnicate", env=cli_env).returncode == exit_codes.USAGE
     script = jobsched("completion", "bash", env=cli_env)
     assert script.returncode == 0 and "_JOBSCHED_COMPLETE" in script.stdout
+
+
+def test_labels_on_create_edit_and_list(cli_env: dict[str, str]) -> None:
+    made = jobsched(
+        "-o", "json", "tasks", "create", "--name", "labelled", "--cron", "@daily", "--url", "http://127.0.0.1:9/",
+        "--label", "env=prod", "--label", "team=ops", env=cli_env,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    task = json.loads(made.stdout)
+    assert task["labels"] == {"env": "prod", "team": "ops"}
+    other = create(cli_env, "other")
+    edited = jobsched(
+        "-o", "json", "tasks", "edit", task["id"], "--label", "tier=gold", "--unlabel", "team", env=cli_env
+    )
+    assert json.loads(edited.stdout)["labels"] == {"env": "prod", "tier": "gold"}
+    selected = jobsched("-o", "json", "tasks", "list", "--label", "env=prod", "--label", "tier=gold", env=cli_env)
+    assert [t["id"] for t in json.loads(selected.stdout)] == [task["id"]]
+    table = jobsched("tasks", "list", env=cli_env).stdout.splitlines()
+    assert table[0].split()[-1] == "LABELS"
+    assert table[2].startswith(task["id"]) and table[2].endswith("env=prod,tier=gold")
+    assert table[1].startswith(other["id"]) and table[1].endswith("-")
+    bad = jobsched("tasks", "list", "--label", "env", env=cli_env)
+    assert bad.returncode == 2 and "key=value" in bad.stderr
+
+
+def test_export_then_import_a_changed_file_plans_then_applies_with_yes(cli_env: dict[str, str], tmp_path: Path) -> None:
+    task = create(cli_env, "exported")
+    path = tmp_path / "tasks.jsonl"
+    exported = jobsched("tasks", "export", str(path), env=cli_env)
+    assert exported.returncode == 0, exported.stderr
+    (line,) = [json.loads(text) for text in path.read_text().splitlines()]
+    assert (line["id"], line["name"], line["status"]) == (task["id"], "exported", "active")
+    assert json.loads(jobsched("tasks", "export", env=cli_env).stdout) == line  # stdout by default
+
+    line["priority"] = 1
+    extra = {"name": "imported", "schedule": {"cron": "@hourly"}, "http": {"url": "http://127.0.0.1:9/"}}
+    path.write_text(json.dumps(line) + "\n\n" + json.dumps(extra) + "\n")
+    planned = jobsched("tasks", "import", str(path), env=cli_env)  # not a terminal, no --yes: the plan only
+    assert planned.returncode == 0, planned.stderr
+    assert planned.stdout.splitlines() == [
+        "import: 1 to create, 1 to edit, 0 unchanged",
+        "~ edit    exported  (priority)",
+        "+ create  imported",
+        "Not applied: run with --yes to apply.",
+    ]
+    dry = jobsched("tasks", "import", str(path), "--dry-run", "--yes", env=cli_env)
+    assert dry.returncode == 0 and "Not applied (dry run)." in dry.stdout
+    assert len(json.loads(jobsched("-o", "json", "tasks", "list", env=cli_env).stdout)) == 1
+
+    applied = jobsched("tasks", "import", str(path), "--yes", env=cli_env)
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[-1] == "Applied: 1 created, 1 edited, 0 unchanged."
+    listed = {t["name"]: t for t in json.loads(jobsched("-o", "json", "tasks", "list", env=cli_env).stdout)}
+    assert listed["exported"]["priority"] == 1 and listed["exported"]["id"] == task["id"]
+    again = jobsched("tasks", "import", str(path), env=cli_env)
+    assert again.stdout.splitlines()[-1] == "Nothing to do."
+
+
+def test_a_refused_import_exits_5_naming_the_line(cli_env: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"name": "x", "schedule": {"cron": "61 * * * *"}, "http": {"url": "http://127.0.0.1:9/"}}\n')
+    done = jobsched("tasks", "import", str(path), "--yes", env=cli_env)
+    assert done.returncode == exit_codes.INVALID
+    assert "lines[1].schedule.cron" in done.stderr
+    path.write_text("not json\n")
+    garbled = jobsched("tasks", "import", str(path), "--yes", env=cli_env)
+    assert garbled.returncode == exit_codes.INVALID and "line 1" in garbled.stderr

@@ -139,3 +139,63 @@ def test_a_429_past_the_retries_is_a_typed_error_with_the_hint(receiver: Receive
         client.tasks.get("x")
     assert caught.value.retry_after == 0.0
     assert len(receiver.requests) == 2
+
+
+def test_labels_are_created_merged_removed_and_selected(api: Client) -> None:
+    prod = api.tasks.create(spec("prod report", labels={"env": "prod", "team": "ops"}))
+    assert prod.labels == {"env": "prod", "team": "ops"}
+    staging = api.tasks.create(spec("staging report", labels={"env": "staging", "team": "ops"}))
+    assert api.tasks.create(spec("unlabelled")).labels == {}
+    # A merge patch: a string sets a key, null removes it, keys not named stay.
+    edited = api.tasks.update(prod, {"labels": {"tier": "gold", "team": None}})
+    assert edited.labels == {"env": "prod", "tier": "gold"}
+    assert [task.id for task in api.tasks.list(label={"env": "prod"})] == [prod.id]
+    assert [task.id for task in api.tasks.list(label={"team": "ops"})] == [staging.id]
+    assert list(api.tasks.list(label={"env": "prod", "team": "ops"})) == []  # every selector must hold
+    with pytest.raises(ValidationFailed) as caught:
+        list(api.tasks.list(label={"Env": "prod"}))
+    assert caught.value.field == "label"
+
+
+def test_export_streams_every_task_and_importing_it_back_changes_nothing(api: Client) -> None:
+    api.secrets.put("api-token", "Bearer s3cret")
+    first = api.tasks.create(spec("one", labels={"env": "prod"}, secret_ref="api-token"))
+    second = api.tasks.create(spec("two", priority=1))
+    exported = list(api.tasks.export())
+    assert [line["id"] for line in exported] == [first.id, second.id]  # oldest first
+    line = next(line for line in exported if line["id"] == first.id)
+    assert (line["name"], line["status"], line["labels"]) == ("one", "active", {"env": "prod"})
+    assert line["secret_ref"] == "api-token"
+    assert "s3cret" not in repr(exported)
+    result = api.tasks.import_(exported)
+    assert (result.dry_run, result.created, result.updated, result.unchanged) == (False, 0, 0, 2)
+    assert {item.id for item in result.lines} == {first.id, second.id}
+    assert api.tasks.get(first.id).version == first.version
+
+
+def test_import_plans_in_a_dry_run_then_upserts_by_name(api: Client) -> None:
+    kept = api.tasks.create(spec("kept"))
+    lines = [
+        spec("kept", priority=2),  # a TaskSpec is a line too
+        {"name": "new", "schedule": {"cron": "@daily"}, "http": {"url": "http://127.0.0.1:9/new"}},
+    ]
+    planned = api.tasks.import_(lines, dry_run=True)
+    assert planned.dry_run is True
+    assert [(item.line, item.name, item.action, item.fields) for item in planned.lines] == [
+        (1, "kept", "update", ["priority"]),
+        (2, "new", "create", []),
+    ]
+    assert planned.lines[1].id is None
+    assert [task.name for task in api.tasks.list()] == ["kept"]  # nothing written
+    applied = api.tasks.import_(lines)
+    assert (applied.created, applied.updated, applied.unchanged) == (1, 1, 0)
+    assert api.tasks.get(kept.id).priority == 2
+    assert sorted(task.name for task in api.tasks.list()) == ["kept", "new"]
+
+
+def test_a_refused_import_line_is_named_and_nothing_is_written(api: Client) -> None:
+    lines = [spec("good"), {"name": "bad", "schedule": {"cron": "61 * * * *"}, "http": {"url": "http://127.0.0.1:9/"}}]
+    with pytest.raises(ValidationFailed) as caught:
+        api.tasks.import_(lines)
+    assert caught.value.field == "lines[2].schedule.cron"
+    assert list(api.tasks.list()) == []

@@ -167,3 +167,33 @@ def test_export_writes_a_crontab_that_applies_as_a_no_op(
     assert "0 to create, 0 to edit, 0 to delete, 5 unchanged" in again.stdout, again.stdout
     listed = json.loads(jobsched("-o", "json", "tasks", "list", env=cli_env).stdout)
     assert len(listed) == 5
+
+
+def test_tasks_carry_the_crontab_label_and_unlabelled_ones_of_the_name_are_adopted(
+    cli_env: dict[str, str], api: Client, receiver: Receiver, tmp_path: Path
+) -> None:
+    assert api.capabilities().task_label_filter
+    path = crontab_file(tmp_path, "minimal.cron", receiver, "minimal.cron")
+    key = f"GET {receiver.url}/weekly"
+    # Made before the server had labels: the name only. Another crontab's task with this file's name prefix.
+    legacy = api.tasks.create(
+        {"name": f"crontab:minimal:{key}", "schedule": {"cron": "@weekly"},
+         "http": {"url": f"{receiver.url}/weekly", "method": "GET"}}
+    )  # fmt: skip
+    foreign = api.tasks.create(
+        {"name": "crontab:minimal:stray", "schedule": {"cron": "@daily"}, "http": {"url": receiver.url},
+         "labels": {"crontab": "other"}}
+    )  # fmt: skip
+    adopted = apply(path, cli_env, "--yes", "--prune")
+    assert adopted.returncode == 0, adopted.stderr
+    assert "0 to create, 1 to edit, 0 to delete, 0 unchanged" in adopted.stdout  # the label added, not a new task
+    assert f"~ edit    line 1: {key}  (labels)" in adopted.stdout
+    assert api.tasks.get(legacy.id).labels == {"crontab": "minimal"}
+    assert api.tasks.get(foreign.id).labels == {"crontab": "other"}  # the label says whose it is: not pruned
+
+    # A labelled task renamed away from the prefix is still the file's: pruned as no longer in it.
+    api.tasks.update(api.tasks.get(legacy.id), {"name": "renamed by hand"})
+    again = apply(path, cli_env, "--yes", "--prune")
+    assert "1 to create, 0 to edit, 1 to delete, 0 unchanged" in again.stdout, again.stdout
+    names = {task.name: task for task in api.tasks.list(label={"crontab": "minimal"})}
+    assert sorted(names) == [f"crontab:minimal:{key}"]

@@ -17,12 +17,15 @@ from jobsched_client.errors import (
     TransportError,
     Unauthorized,
     Unavailable,
+    Unsupported,
     ValidationFailed,
 )
 from jobsched_client.models import (
     Attempt,
     DryRun,
     HttpCall,
+    ImportLine,
+    ImportResult,
     Job,
     LastRun,
     Page,
@@ -50,6 +53,8 @@ __all__ = [
     "Forbidden",
     "HttpCall",
     "IdempotencyKeyReused",
+    "ImportLine",
+    "ImportResult",
     "Job",
     "JobschedError",
     "LastRun",
@@ -71,6 +76,7 @@ __all__ = [
     "TransportError",
     "Unauthorized",
     "Unavailable",
+    "Unsupported",
     "ValidationFailed",
     "__version__",
 ]

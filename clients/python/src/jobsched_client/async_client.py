@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, TypeVar
 
 import httpx
@@ -20,9 +20,10 @@ import httpx
 from jobsched_client import operations as ops
 from jobsched_client.capabilities import Capabilities
 from jobsched_client.client import client_headers
-from jobsched_client.errors import TransportError, error_for
+from jobsched_client.errors import TransportError, Unsupported, error_for
 from jobsched_client.models import (
     DryRun,
+    ImportResult,
     Job,
     Page,
     Preview,
@@ -63,18 +64,24 @@ class AsyncClient:
         self.secrets = AsyncSecrets(self)
         self.signing_secrets = AsyncSigningSecrets(self)
 
-    async def send(self, call: ops.Call[T]) -> T:
+    async def _exchange(self, call: ops.Call[Any], *, stream: bool = False) -> httpx.Response:
         """Send one call; retry 429/503 as the policy says; raise the typed error for any other failure."""
         attempt = 1
         while True:
+            request = self._http.build_request(
+                call.method, call.path, params=call.params, headers=call.headers, json=call.json, content=call.content
+            )
             try:
-                response = await self._http.request(
-                    call.method, call.path, params=call.params, headers=call.headers, json=call.json
-                )
+                response = await self._http.send(request, stream=stream)
+                if response.is_success:
+                    return response
+                if stream:  # an error answer is a small problem+json: read it whole
+                    try:
+                        await response.aread()
+                    finally:
+                        await response.aclose()
             except httpx.TransportError as exc:
                 raise TransportError(f"{call.method} {call.path}: {exc}") from exc
-            if response.is_success:
-                return call.read(response)
             if response.status_code in RETRIED_STATUSES and attempt < self._retry.attempts:
                 delay = self._retry.delay(retry_after=response.headers.get("Retry-After"), attempt=attempt)
                 logger.info(
@@ -90,6 +97,22 @@ class AsyncClient:
                 attempt += 1
                 continue
             raise error_for(response)
+
+    async def send(self, call: ops.Call[T]) -> T:
+        """Send one call; retry 429/503 as the policy says; raise the typed error for any other failure."""
+        return call.read(await self._exchange(call))
+
+    async def send_lines(self, call: ops.Call[Any]) -> AsyncIterator[dict[str, Any]]:
+        """The async twin of `Client.send_lines`."""
+        response = await self._exchange(call, stream=True)
+        try:
+            async for text in response.aiter_lines():
+                if (line := ops.json_line(text)) is not None:
+                    yield line
+        except httpx.TransportError as exc:
+            raise TransportError(f"{call.method} {call.path}: {exc}") from exc
+        finally:
+            await response.aclose()
 
     async def schema(self) -> dict[str, Any]:
         return await self.send(ops.schema())
@@ -111,19 +134,28 @@ class AsyncClient:
 
 class _AsyncResource:
     def __init__(self, client: AsyncClient):
+        self._client = client
         self._send = client.send
 
 
 class AsyncTasks(_AsyncResource):
     """The async twin of `Tasks`."""
 
-    def list(self, *, limit: int | None = None, label: str | None = None) -> AsyncIterator[Task]:
+    def list(self, *, limit: int | None = None, label: Mapping[str, str] | None = None) -> AsyncIterator[Task]:
         return aiterate_pages(lambda cursor: self.page(cursor=cursor, limit=limit, label=label))
 
     async def page(
-        self, *, cursor: str | None = None, limit: int | None = None, label: str | None = None
+        self, *, cursor: str | None = None, limit: int | None = None, label: Mapping[str, str] | None = None
     ) -> Page[Task]:
+        if label and not (await self._client.capabilities()).task_label_filter:
+            raise Unsupported("this server has no task labels: a label selector would list every task")
         return await self._send(ops.tasks_page(cursor=cursor, limit=limit, label=label))
+
+    def export(self) -> AsyncIterator[dict[str, Any]]:
+        return self._client.send_lines(ops.tasks_export())
+
+    async def import_(self, tasks: Iterable[TaskSpec | Mapping[str, Any]], *, dry_run: bool = False) -> ImportResult:
+        return await self._send(ops.tasks_import(tasks, dry_run=dry_run))
 
     async def get(self, task_id: str) -> Task:
         return await self._send(ops.tasks_get(task_id))

@@ -1,7 +1,7 @@
 """What the server behind a client can do, read once from its live OpenAPI schema.
 
-The one switch for features the server gains after this SDK: today, task labels
-(a `labels` object on tasks, and a `label=key=value` filter on the task list).
+The one switch for features a server may lack: task labels (a `labels` object on
+tasks, and a `label=key=value` filter on the task list) and the JSON-lines export.
 It also holds the server's defaults for task fields, so a sync can reset a
 field a file no longer sets without restating the server's rule. Callers ask
 `Capabilities`; nothing else inspects the schema.
@@ -17,6 +17,7 @@ from typing import Any
 class Capabilities:
     task_labels: bool
     task_label_filter: bool
+    task_export: bool = False
     task_defaults: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -29,5 +30,6 @@ class Capabilities:
         return cls(
             task_labels="labels" in task_input and "labels" in task_output,
             task_label_filter="label" in list_params,
+            task_export="/v1/tasks/export" in schema.get("paths", {}),
             task_defaults={name: spec["default"] for name, spec in task_input.items() if "default" in spec},
         )

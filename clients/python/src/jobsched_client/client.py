@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import httpx
 
 from jobsched_client import operations as ops
 from jobsched_client.capabilities import Capabilities
-from jobsched_client.errors import TransportError, error_for
+from jobsched_client.errors import TransportError, Unsupported, error_for
 from jobsched_client.models import (
     DryRun,
+    ImportResult,
     Job,
     Page,
     Preview,
@@ -67,18 +68,24 @@ class Client:
         self.secrets = Secrets(self)
         self.signing_secrets = SigningSecrets(self)
 
-    def send(self, call: ops.Call[T]) -> T:
+    def _exchange(self, call: ops.Call[Any], *, stream: bool = False) -> httpx.Response:
         """Send one call; retry 429/503 as the policy says; raise the typed error for any other failure."""
         attempt = 1
         while True:
+            request = self._http.build_request(
+                call.method, call.path, params=call.params, headers=call.headers, json=call.json, content=call.content
+            )
             try:
-                response = self._http.request(
-                    call.method, call.path, params=call.params, headers=call.headers, json=call.json
-                )
+                response = self._http.send(request, stream=stream)
+                if response.is_success:
+                    return response
+                if stream:  # an error answer is a small problem+json: read it whole
+                    try:
+                        response.read()
+                    finally:
+                        response.close()
             except httpx.TransportError as exc:
                 raise TransportError(f"{call.method} {call.path}: {exc}") from exc
-            if response.is_success:
-                return call.read(response)
             if response.status_code in RETRIED_STATUSES and attempt < self._retry.attempts:
                 delay = self._retry.delay(retry_after=response.headers.get("Retry-After"), attempt=attempt)
                 logger.info(
@@ -94,6 +101,23 @@ class Client:
                 attempt += 1
                 continue
             raise error_for(response)
+
+    def send(self, call: ops.Call[T]) -> T:
+        """Send one call; retry 429/503 as the policy says; raise the typed error for any other failure."""
+        return call.read(self._exchange(call))
+
+    def send_lines(self, call: ops.Call[Any]) -> Iterator[dict[str, Any]]:
+        """Send a call answered with JSON lines; yield each line's object as it arrives (the call is sent on the
+        first `next()`)."""
+        response = self._exchange(call, stream=True)
+        try:
+            for text in response.iter_lines():
+                if (line := ops.json_line(text)) is not None:
+                    yield line
+        except httpx.TransportError as exc:
+            raise TransportError(f"{call.method} {call.path}: {exc}") from exc
+        finally:
+            response.close()
 
     def schema(self) -> dict[str, Any]:
         """The live OpenAPI schema (`GET /v1/schema`)."""
@@ -117,18 +141,38 @@ class Client:
 
 class _Resource:
     def __init__(self, client: Client):
+        self._client = client
         self._send = client.send
 
 
 class Tasks(_Resource):
-    """`/v1/tasks`: list, read, create, edit (If-Match), delete, pause, resume, preview, run, history."""
+    """`/v1/tasks`: list, read, create, edit (If-Match), delete, pause, resume, preview, run, history, export/import."""
 
-    def list(self, *, limit: int | None = None, label: str | None = None) -> Iterator[Task]:
-        """Every task, newest first, page by page. `label` ("key=value") needs a server with labels."""
+    def list(self, *, limit: int | None = None, label: Mapping[str, str] | None = None) -> Iterator[Task]:
+        """Every task, newest first, page by page; `label={"env": "prod"}`: only tasks carrying every one."""
         return iterate_pages(lambda cursor: self.page(cursor=cursor, limit=limit, label=label))
 
-    def page(self, *, cursor: str | None = None, limit: int | None = None, label: str | None = None) -> Page[Task]:
+    def page(
+        self, *, cursor: str | None = None, limit: int | None = None, label: Mapping[str, str] | None = None
+    ) -> Page[Task]:
+        if label and not self._client.capabilities().task_label_filter:
+            raise Unsupported("this server has no task labels: a label selector would list every task")
         return self._send(ops.tasks_page(cursor=cursor, limit=limit, label=label))
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        """Every live task, oldest first, streamed: dicts in the create body's shape plus `id` and `status`.
+
+        Secrets travel by name (`secret_ref`), never their value; `import_` takes these dicts back.
+        """
+        return self._client.send_lines(ops.tasks_export())
+
+    def import_(self, tasks: Iterable[TaskSpec | Mapping[str, Any]], *, dry_run: bool = False) -> ImportResult:
+        """Upsert tasks by name, all or nothing (`id` and `status` in a line are ignored).
+
+        A refused line raises ValidationFailed naming it (`lines[3].schedule.cron`: the 3rd task given) and
+        nothing is written; `dry_run=True` answers the plan and writes nothing.
+        """
+        return self._send(ops.tasks_import(tasks, dry_run=dry_run))
 
     def get(self, task_id: str) -> Task:
         return self._send(ops.tasks_get(task_id))

@@ -24,6 +24,10 @@ class TransportError(JobschedError):
     """The server could not be reached (connection refused, DNS, timeout)."""
 
 
+class Unsupported(JobschedError):
+    """The server is older than this call needs (e.g. a label selector on a server without labels)."""
+
+
 class ApiError(JobschedError):
     """The API answered with an error status."""
 

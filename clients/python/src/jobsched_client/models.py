@@ -3,7 +3,7 @@
 Each model names the OpenAPI component it mirrors (`SCHEMA`); the SDK's tests
 compare their fields with the live `/v1/schema`, so a field added or renamed on
 the server fails CI here. Fields the server does not have yet are listed in
-`PENDING_FIELDS` (see capabilities.py). Unknown keys in an answer are ignored,
+`PENDING_FIELDS` (none today; see capabilities.py). Unknown keys in an answer are ignored,
 so a newer server never breaks an older SDK.
 """
 
@@ -106,7 +106,6 @@ class Task:
     """A task as read; `etag` is what an edit sends back as If-Match."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("TaskOutput",)
-    PENDING_FIELDS: ClassVar[frozenset[str]] = frozenset({"labels"})
 
     id: str
     name: str
@@ -139,7 +138,6 @@ class TaskSpec:
     """A task to create: what `POST /v1/tasks` takes. None leaves a field to the server's default."""
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("TaskInput",)
-    PENDING_FIELDS: ClassVar[frozenset[str]] = frozenset({"labels"})
 
     name: str
     schedule: Schedule
@@ -157,6 +155,36 @@ class TaskSpec:
         body = {key: value for key, value in to_json(self).items() if value is not None}
         body["schedule"] = self.schedule.to_json()
         return body
+
+
+@dataclass(frozen=True)
+class ImportLine:
+    """What an import does (or, in a dry run, would do) with one line: `fields` an update changes."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("TaskImportLine",)
+
+    line: int
+    name: str
+    action: str
+    id: str | None
+    fields: list[str]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """The answer of `POST /v1/tasks/import`: counts, and each line's action (upserted by name)."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("TaskImportResult",)
+
+    dry_run: bool
+    created: int
+    updated: int
+    unchanged: int
+    lines: list[ImportLine]
+
+    @property
+    def has_changes(self) -> bool:
+        return self.created + self.updated > 0
 
 
 # --- jobs ------------------------------------------------------------------------------
@@ -316,6 +344,8 @@ MODELS: tuple[type, ...] = (
     LastRun,
     Task,
     TaskSpec,
+    ImportLine,
+    ImportResult,
     JobRequest,
     Attempt,
     Job,

@@ -8,8 +8,9 @@ it against the live schema in both directions.
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
@@ -18,6 +19,7 @@ import httpx
 
 from jobsched_client.models import (
     DryRun,
+    ImportResult,
     Job,
     Page,
     Preview,
@@ -35,6 +37,8 @@ T = TypeVar("T")
 ENDPOINTS: dict[str, tuple[str, str]] = {
     "tasks_list": ("GET", "/v1/tasks"),
     "tasks_create": ("POST", "/v1/tasks"),
+    "tasks_export": ("GET", "/v1/tasks/export"),
+    "tasks_import": ("POST", "/v1/tasks/import"),
     "tasks_get": ("GET", "/v1/tasks/{task_id}"),
     "tasks_update": ("PATCH", "/v1/tasks/{task_id}"),
     "tasks_delete": ("DELETE", "/v1/tasks/{task_id}"),
@@ -60,6 +64,7 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
 }
 SCHEMA_PATH = "/v1/schema"
 MERGE_PATCH = "application/merge-patch+json"
+JSON_LINES = "application/x-ndjson"
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,7 @@ class Call(Generic[T]):
     params: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     json: Any = None
+    content: bytes | None = None  # a body that is not one JSON document (JSON lines)
 
 
 def _call(
@@ -104,6 +110,20 @@ def _nothing(response: httpx.Response) -> None:
     return None
 
 
+def json_line(text: str) -> dict[str, Any] | None:
+    """One line of a JSON-lines answer as its object; None for a blank line."""
+    return json.loads(text) if text.strip() else None
+
+
+def _json_lines(response: httpx.Response) -> list[dict[str, Any]]:
+    return [line for text in response.text.splitlines() if (line := json_line(text)) is not None]
+
+
+def label_selectors(label: Mapping[str, str] | None) -> list[str] | None:
+    """{"env": "prod", "team": "ops"} -> ["env=prod", "team=ops"]: sent as repeated `label=`, all must hold."""
+    return [f"{key}={value}" for key, value in label.items()] if label else None
+
+
 def _task_id(task: Task | str) -> str:
     return task.id if isinstance(task, Task) else str(task)
 
@@ -119,15 +139,33 @@ def new_idempotency_key() -> str:
 # --- tasks -----------------------------------------------------------------------------
 
 
-def tasks_page(*, cursor: str | None, limit: int | None, label: str | None = None) -> Call[Page[Task]]:
-    # `label` ("key=value") is sent only when the server has the filter (capabilities.py decides).
-    return _call("tasks_list", _page(Task), params={"cursor": cursor, "limit": limit, "label": label})
+def tasks_page(*, cursor: str | None, limit: int | None, label: Mapping[str, str] | None = None) -> Call[Page[Task]]:
+    params = {"cursor": cursor, "limit": limit, "label": label_selectors(label)}
+    return _call("tasks_list", _page(Task), params=params)
 
 
 def tasks_create(spec: TaskSpec | dict[str, Any], *, idempotency_key: str | None) -> Call[Task]:
     body = spec.to_json() if isinstance(spec, TaskSpec) else spec
     key = idempotency_key or new_idempotency_key()  # fixed for this call, so a retry replays
     return _call("tasks_create", _model(Task), json=body, headers={"Idempotency-Key": key})
+
+
+def tasks_export() -> Call[list[dict[str, Any]]]:
+    """Every live task as a JSON-lines record (read whole here; the clients' `export()` streams it)."""
+    return _call("tasks_export", _json_lines)
+
+
+def import_line(task: TaskSpec | Mapping[str, Any]) -> bytes:
+    body = task.to_json() if isinstance(task, TaskSpec) else dict(task)
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def tasks_import(tasks: Iterable[TaskSpec | Mapping[str, Any]], *, dry_run: bool) -> Call[ImportResult]:
+    # One task a line, no blank lines: the server's `lines[N]` is then the Nth task given.
+    content = b"".join(import_line(task) for task in tasks)
+    params = {"dry_run": "true" if dry_run else None}
+    headers = {"Content-Type": JSON_LINES}
+    return _call("tasks_import", _model(ImportResult), params=params, headers=headers, content=content)
 
 
 def tasks_get(task_id: str) -> Call[Task]:

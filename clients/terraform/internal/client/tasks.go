@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,18 +27,20 @@ type HTTPCall struct {
 
 // TaskInput is a whole task as sent on create and (as a merge patch of every field) on update.
 // SecretRef and AutoPauseAfter are sent as null when nil: null is their meaning ("none", "the
-// service default"), and a merge patch that left them out would keep the old value.
+// service default"), and a merge patch that left them out would keep the old value. Labels merge
+// key by key on update (RFC 7396): a nil value removes that key, a key left out is kept.
 type TaskInput struct {
-	Name               string   `json:"name"`
-	Schedule           Schedule `json:"schedule"`
-	HTTP               HTTPCall `json:"http"`
-	TimeoutSeconds     *int64   `json:"timeout_seconds,omitempty"`
-	MaxAttempts        *int64   `json:"max_attempts,omitempty"`
-	BackoffBaseSeconds *int64   `json:"backoff_base_seconds,omitempty"`
-	Priority           *int64   `json:"priority,omitempty"`
-	SecretRef          *string  `json:"secret_ref"`
-	MissedRuns         *string  `json:"missed_runs,omitempty"`
-	AutoPauseAfter     *int64   `json:"auto_pause_after"`
+	Name               string             `json:"name"`
+	Schedule           Schedule           `json:"schedule"`
+	HTTP               HTTPCall           `json:"http"`
+	TimeoutSeconds     *int64             `json:"timeout_seconds,omitempty"`
+	MaxAttempts        *int64             `json:"max_attempts,omitempty"`
+	BackoffBaseSeconds *int64             `json:"backoff_base_seconds,omitempty"`
+	Priority           *int64             `json:"priority,omitempty"`
+	SecretRef          *string            `json:"secret_ref"`
+	MissedRuns         *string            `json:"missed_runs,omitempty"`
+	AutoPauseAfter     *int64             `json:"auto_pause_after"`
+	Labels             map[string]*string `json:"labels,omitempty"`
 }
 
 // LastRun is the latest attempt's result.
@@ -51,26 +54,27 @@ type LastRun struct {
 
 // Task is the API's task JSON; ETag comes from the answer's header.
 type Task struct {
-	ID                  string   `json:"id"`
-	Name                string   `json:"name"`
-	Status              string   `json:"status"`
-	Version             int64    `json:"version"`
-	Schedule            Schedule `json:"schedule"`
-	HTTP                HTTPCall `json:"http"`
-	TimeoutSeconds      int64    `json:"timeout_seconds"`
-	MaxAttempts         int64    `json:"max_attempts"`
-	BackoffBaseSeconds  int64    `json:"backoff_base_seconds"`
-	Priority            int64    `json:"priority"`
-	SecretRef           *string  `json:"secret_ref"`
-	MissedRuns          string   `json:"missed_runs"`
-	AutoPauseAfter      *int64   `json:"auto_pause_after"`
-	PausedReason        *string  `json:"paused_reason"`
-	ConsecutiveFailures int64    `json:"consecutive_failures"`
-	LastRun             *LastRun `json:"last_run"`
-	NextRunAt           *string  `json:"next_run_at"`
-	CreatedAt           string   `json:"created_at"`
-	UpdatedAt           string   `json:"updated_at"`
-	ETag                string   `json:"-"`
+	ID                  string            `json:"id"`
+	Name                string            `json:"name"`
+	Status              string            `json:"status"`
+	Version             int64             `json:"version"`
+	Schedule            Schedule          `json:"schedule"`
+	HTTP                HTTPCall          `json:"http"`
+	TimeoutSeconds      int64             `json:"timeout_seconds"`
+	MaxAttempts         int64             `json:"max_attempts"`
+	BackoffBaseSeconds  int64             `json:"backoff_base_seconds"`
+	Priority            int64             `json:"priority"`
+	SecretRef           *string           `json:"secret_ref"`
+	MissedRuns          string            `json:"missed_runs"`
+	AutoPauseAfter      *int64            `json:"auto_pause_after"`
+	PausedReason        *string           `json:"paused_reason"`
+	ConsecutiveFailures int64             `json:"consecutive_failures"`
+	LastRun             *LastRun          `json:"last_run"`
+	NextRunAt           *string           `json:"next_run_at"`
+	CreatedAt           string            `json:"created_at"`
+	UpdatedAt           string            `json:"updated_at"`
+	Labels              map[string]string `json:"labels"`
+	ETag                string            `json:"-"`
 }
 
 func taskPath(id string) string { return "/v1/tasks/" + url.PathEscape(id) }
@@ -134,12 +138,27 @@ func IsStale(err error) bool { return IsStatus(err, http.StatusPreconditionFaile
 // maxTaskPages bounds a listing walk (200 tasks a page: 100,000 tasks).
 const maxTaskPages = 500
 
-// ListTasks walks every page of the tenant's tasks, newest first, keeping those keep accepts.
-func (c *Client) ListTasks(ctx context.Context, keep func(*Task) bool) ([]Task, error) {
+// labelQuery is the API's label selector: `&label=key=value` for each, all of which must hold.
+func labelQuery(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for key := range labels {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	var query strings.Builder
+	for _, key := range keys {
+		query.WriteString("&label=" + url.QueryEscape(key+"="+labels[key]))
+	}
+	return query.String()
+}
+
+// ListTasks walks every page of the tenant's tasks carrying all of labels (the API filters),
+// newest first, keeping those keep accepts.
+func (c *Client) ListTasks(ctx context.Context, labels map[string]string, keep func(*Task) bool) ([]Task, error) {
 	var out []Task
 	cursor := ""
 	for page := 0; page < maxTaskPages; page++ {
-		path := "/v1/tasks?limit=200"
+		path := "/v1/tasks?limit=200" + labelQuery(labels)
 		if cursor != "" {
 			path += "&cursor=" + url.QueryEscape(cursor)
 		}

@@ -65,6 +65,11 @@ func addAPIError(diags *diag.Diagnostics, action string, err error, attributes m
 // attributePath maps the API's dotted field name onto the schema's path, if the schema has it.
 func attributePath(field string, attributes map[string]bool) (path.Path, bool) {
 	if !attributes[field] {
+		// A map's key may hold dots itself ("labels.example.com/team"): the first dot ends the map's name.
+		name, key, found := strings.Cut(field, ".")
+		if found && attributes[name+".*"] {
+			return path.Root(name).AtMapKey(key), true
+		}
 		return path.Empty(), false
 	}
 	parts := strings.Split(field, ".")

@@ -41,6 +41,8 @@ func TestFieldErrorsLandOnTheirAttribute(t *testing.T) {
 		"http.url":      {"destination not allowed"},
 		"secret_ref":    {"no such secret"},
 		"tenant_id":     {"unexpected field"},
+		// A label key may hold dots and a slash: the whole rest is the map key.
+		"labels.Example.com/Team": {"a label key is 1-63 of a-z 0-9 . _ -"},
 	}}
 	var diags diag.Diagnostics
 	addAPIError(&diags, "Creating the task", problem, schemaFieldNames(taskResourceSchema().Attributes))
@@ -56,7 +58,9 @@ func TestFieldErrorsLandOnTheirAttribute(t *testing.T) {
 		path.Root("schedule").AtName("cron").String(): "Creating the task failed: schedule.cron: minute field: '61' is out of range",
 		path.Root("http").AtName("url").String():      "Creating the task failed: http.url: destination not allowed",
 		path.Root("secret_ref").String():              "Creating the task failed: secret_ref: no such secret",
-		"(none)":                                      "Creating the task failed: tenant_id: unexpected field",
+		path.Root("labels").AtMapKey("Example.com/Team").String(): "Creating the task failed: " +
+			"labels.Example.com/Team: a label key is 1-63 of a-z 0-9 . _ -",
+		"(none)": "Creating the task failed: tenant_id: unexpected field",
 	}
 	for key, summary := range want {
 		if got[key] != summary {

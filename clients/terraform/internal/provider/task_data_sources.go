@@ -92,7 +92,7 @@ func (d *taskDataSource) Read(ctx context.Context, req datasource.ReadRequest, r
 		task = found
 	} else {
 		name := config.Name.ValueString()
-		tasks, err := d.api.ListTasks(ctx, func(t *client.Task) bool { return t.Name == name })
+		tasks, err := d.api.ListTasks(ctx, nil, func(t *client.Task) bool { return t.Name == name })
 		if err != nil {
 			addAPIError(&resp.Diagnostics, "Listing tasks", err, nil)
 			return
@@ -116,6 +116,7 @@ type tasksDataSource struct {
 type tasksModel struct {
 	Name   types.String `tfsdk:"name"`
 	Status types.String `tfsdk:"status"`
+	Labels types.Map    `tfsdk:"labels"`
 	IDs    types.List   `tfsdk:"ids"`
 	Tasks  []taskModel  `tfsdk:"tasks"`
 }
@@ -129,12 +130,16 @@ func (d *tasksDataSource) Metadata(_ context.Context, req datasource.MetadataReq
 
 func (d *tasksDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = dsschema.Schema{
-		MarkdownDescription: "The tenant's tasks, newest first, optionally only those of one name or status. " +
-			"(The API has no task labels and no server-side filter: the provider reads every page of " +
-			"`GET /v1/tasks` and filters them.)",
+		MarkdownDescription: "The tenant's tasks, newest first, optionally only those carrying some labels " +
+			"(selected by the API, `GET /v1/tasks?label=key=value`), of one name or in one status (filtered " +
+			"by the provider from every page of that listing).",
 		Attributes: map[string]dsschema.Attribute{
 			"name":   dsschema.StringAttribute{Optional: true, MarkdownDescription: "Only tasks with exactly this name."},
 			"status": dsschema.StringAttribute{Optional: true, MarkdownDescription: "Only tasks in this status (`active`, `paused`)."},
+			"labels": dsschema.MapAttribute{
+				Optional: true, ElementType: types.StringType,
+				MarkdownDescription: "Only tasks carrying every one of these labels (at most 8), e.g. `{ env = \"prod\" }`.",
+			},
 			"ids": dsschema.ListAttribute{
 				Computed: true, ElementType: types.StringType, MarkdownDescription: "The tasks' ids, newest first.",
 			},
@@ -157,7 +162,14 @@ func (d *tasksDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	tasks, err := d.api.ListTasks(ctx, func(t *client.Task) bool {
+	var labels map[string]string
+	if !config.Labels.IsNull() && !config.Labels.IsUnknown() {
+		resp.Diagnostics.Append(config.Labels.ElementsAs(ctx, &labels, false)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	tasks, err := d.api.ListTasks(ctx, labels, func(t *client.Task) bool {
 		return (config.Name.IsNull() || t.Name == config.Name.ValueString()) &&
 			(config.Status.IsNull() || t.Status == config.Status.ValueString())
 	})

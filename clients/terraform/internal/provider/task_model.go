@@ -24,6 +24,7 @@ type taskModel struct {
 	SecretRef           types.String   `tfsdk:"secret_ref"`
 	MissedRuns          types.String   `tfsdk:"missed_runs"`
 	AutoPauseAfter      types.Int64    `tfsdk:"auto_pause_after"`
+	Labels              types.Map      `tfsdk:"labels"`
 	Paused              types.Bool     `tfsdk:"paused"`
 	Status              types.String   `tfsdk:"status"`
 	PausedReason        types.String   `tfsdk:"paused_reason"`
@@ -55,6 +56,10 @@ func (m *taskModel) input(ctx context.Context) (client.TaskInput, diag.Diagnosti
 	if !m.HTTP.Headers.IsNull() && !m.HTTP.Headers.IsUnknown() {
 		diags.Append(m.HTTP.Headers.ElementsAs(ctx, &headers, false)...)
 	}
+	var labels map[string]*string
+	if !m.Labels.IsNull() && !m.Labels.IsUnknown() {
+		diags.Append(m.Labels.ElementsAs(ctx, &labels, false)...)
+	}
 	input := client.TaskInput{
 		Name: m.Name.ValueString(),
 		Schedule: client.Schedule{
@@ -75,8 +80,22 @@ func (m *taskModel) input(ctx context.Context) (client.TaskInput, diag.Diagnosti
 		SecretRef:          knownString(m.SecretRef),
 		MissedRuns:         knownString(m.MissedRuns),
 		AutoPauseAfter:     knownInt(m.AutoPauseAfter),
+		Labels:             labels,
 	}
 	return input, diags
+}
+
+// labelsPatch is wanted's labels as a merge patch onto current's: every wanted label, and each
+// label current has that wanted lacks as null (removed).
+func labelsPatch(current, wanted map[string]*string) map[string]*string {
+	patch := make(map[string]*string, len(wanted)+len(current))
+	for key := range current {
+		patch[key] = nil
+	}
+	for key, value := range wanted {
+		patch[key] = value
+	}
+	return patch
 }
 
 // sameInput tells whether two inputs would write the same task (so no PATCH is needed).
@@ -92,6 +111,8 @@ func sameInput(a, b client.TaskInput) bool {
 func taskFromAPI(ctx context.Context, task *client.Task, prior *taskModel, storedCron string) (taskModel, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	headers, d := types.MapValueFrom(ctx, types.StringType, nonNilMap(task.HTTP.Headers))
+	diags.Append(d...)
+	labels, d := types.MapValueFrom(ctx, types.StringType, nonNilMap(task.Labels))
 	diags.Append(d...)
 	m := taskModel{
 		ID:   types.StringValue(task.ID),
@@ -114,6 +135,7 @@ func taskFromAPI(ctx context.Context, task *client.Task, prior *taskModel, store
 		SecretRef:           types.StringPointerValue(task.SecretRef),
 		MissedRuns:          types.StringValue(task.MissedRuns),
 		AutoPauseAfter:      types.Int64PointerValue(task.AutoPauseAfter),
+		Labels:              labels,
 		Paused:              types.BoolValue(task.Status == "paused"),
 		Status:              types.StringValue(task.Status),
 		PausedReason:        types.StringPointerValue(task.PausedReason),

@@ -145,6 +145,9 @@ func (r *taskResource) Update(ctx context.Context, req resource.UpdateRequest, r
 	task := (*client.Task)(nil)
 	cron := storedCron(ctx, req.Private)
 	if !sameInput(wanted, current) {
+		// Labels merge on the server: the ones refreshed into state but no longer configured
+		// (drift included) are sent as null to remove them.
+		wanted.Labels = labelsPatch(current.Labels, wanted.Labels)
 		var err error
 		// If-Match with the ETag read at refresh: an edit made since is a 412, never overwritten.
 		task, err = r.api.UpdateTask(ctx, id, state.ETag.ValueString(), wanted)

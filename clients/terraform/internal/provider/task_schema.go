@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -107,6 +108,14 @@ func taskResourceSchema() schema.Schema {
 				MarkdownDescription: "Pause after this many dead jobs in a row: 0 never, up to 1000; null (unset): " +
 					"the service's default.",
 			},
+			"labels": schema.MapAttribute{
+				Optional: true, Computed: true, ElementType: types.StringType,
+				Default: mapdefault.StaticValue(types.MapValueMust(types.StringType, map[string]attr.Value{})),
+				MarkdownDescription: "Up to 16 labels to select tasks by (`jobsched_tasks`' `labels`, the API's " +
+					"`?label=key=value`), e.g. `{ env = \"prod\" }`. Keys: a-z 0-9 . _ - (an optional `prefix/`), " +
+					"values: A-Z a-z 0-9 . _ - or empty, each at most 63. Labels added outside Terraform are " +
+					"removed by the next apply. Default: none.",
+			},
 			"paused": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Whether the task is paused (pending jobs cancelled, nothing runs). A task " +
@@ -183,11 +192,15 @@ func (rfc3339Validator) ValidateString(_ context.Context, req validator.StringRe
 }
 
 // schemaFieldNames lists the dotted names ("schedule.cron") of a schema's attributes, so that the
-// API's problem fields can be put on them.
+// API's problem fields can be put on them; a map attribute is also listed as "labels.*", whose
+// fields ("labels.env") name one of its keys.
 func schemaFieldNames(attributes map[string]schema.Attribute) map[string]bool {
 	names := map[string]bool{}
 	for name, attribute := range attributes {
 		names[name] = true
+		if _, ok := attribute.(schema.MapAttribute); ok {
+			names[name+".*"] = true
+		}
 		if nested, ok := attribute.(schema.SingleNestedAttribute); ok {
 			for child := range nested.Attributes {
 				names[name+"."+child] = true

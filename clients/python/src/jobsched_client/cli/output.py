@@ -28,6 +28,7 @@ COLUMNS: dict[type, list[tuple[str, Callable[[Any], object]]]] = {
         ("STATUS", lambda t: t.status),
         ("SCHEDULE", _schedule),
         ("NEXT RUN", lambda t: to_json(t.next_run_at) or "-"),
+        ("LABELS", lambda t: ",".join(f"{k}={v}" for k, v in sorted(t.labels.items())) or "-"),
     ],
     Job: [
         ("ID", lambda j: j.id),

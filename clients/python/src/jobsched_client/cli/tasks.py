@@ -1,16 +1,20 @@
-"""`jobsched tasks ...`: list, get, create, edit (If-Match), pause, resume, delete, run, preview, dry-run."""
+"""`jobsched tasks ...`: list, get, create, edit (If-Match), pause, resume, delete, run, preview, dry-run,
+export and import (JSON lines)."""
 
 from __future__ import annotations
 
 import itertools
-from typing import Any
+import json
+import sys
+from typing import Any, TextIO
 
 import click
 import yaml
 
+from jobsched_client.cli import exit_codes
 from jobsched_client.cli.context import CliContext, pass_cli
 from jobsched_client.cli.output import emit, emit_list
-from jobsched_client.models import PreviewRun, Task
+from jobsched_client.models import ImportResult, PreviewRun, Task
 
 
 def _read_document(stream: Any) -> dict[str, Any]:
@@ -25,6 +29,17 @@ def _header(text: str) -> tuple[str, str]:
     if not sep or not name.strip():
         raise click.BadParameter(f"{text!r} is not `Name: value`", param_hint="--header")
     return name.strip(), value.strip()
+
+
+def parse_labels(texts: tuple[str, ...], *, param_hint: str = "--label") -> dict[str, str]:
+    """("env=prod", "team=ops") -> {"env": "prod", "team": "ops"}; the server checks the grammar."""
+    labels: dict[str, str] = {}
+    for text in texts:
+        key, sep, value = text.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{text!r} is not key=value", param_hint=param_hint)
+        labels[key] = value
+    return labels
 
 
 def task_fields(options: dict[str, Any]) -> dict[str, Any]:
@@ -56,6 +71,10 @@ def task_fields(options: dict[str, Any]) -> dict[str, Any]:
         http["body"] = options["body"]
     if http:
         body["http"] = http
+    labels: dict[str, str | None] = {**parse_labels(options["label"])}
+    labels.update(dict.fromkeys(options.get("unlabel") or (), None))  # null removes a key (merge patch)
+    if labels:
+        body["labels"] = {**(body.get("labels") or {}), **labels}
     return body
 
 
@@ -75,6 +94,7 @@ def task_options(command: Any) -> Any:
         click.option("--max-attempts", type=int),
         click.option("--priority", type=int, help="0 (first) to 9."),
         click.option("--secret-ref", help="Name of a stored secret sent as Authorization."),
+        click.option("--label", "-l", multiple=True, help="key=value; repeat for several (edit: others are kept)."),
     ]
     for decorator in reversed(decorators):
         command = decorator(command)
@@ -88,10 +108,11 @@ def tasks() -> None:
 
 @tasks.command("list")
 @click.option("--limit", type=int, help="Show at most this many (default: all, page by page).")
+@click.option("--label", "-l", multiple=True, help="Only tasks with this label, key=value; repeat: all must hold.")
 @pass_cli
-def list_tasks(cli: CliContext, limit: int | None) -> None:
+def list_tasks(cli: CliContext, limit: int | None, label: tuple[str, ...]) -> None:
     """The tenant's tasks, newest first."""
-    found = cli.client().tasks.list(limit=min(limit, 100) if limit else None)
+    found = cli.client().tasks.list(limit=min(limit, 100) if limit else None, label=parse_labels(label) or None)
     emit_list(itertools.islice(found, limit), cli.output, model=Task)
 
 
@@ -116,6 +137,7 @@ def create_task(cli: CliContext, idempotency_key: str | None, **options: Any) ->
 @tasks.command("edit")
 @click.argument("task_id")
 @task_options
+@click.option("--unlabel", multiple=True, metavar="KEY", help="Remove this label; repeat for several.")
 @click.option("--if-match", help="The ETag you read (e.g. '\"7\"'); default: the one read just now.")
 @pass_cli
 def edit_task(cli: CliContext, task_id: str, if_match: str | None, **options: Any) -> None:
@@ -185,3 +207,84 @@ def preview_task(cli: CliContext, task_id: str, count: int) -> None:
 def dry_run_task(cli: CliContext, task_id: str) -> None:
     """The exact request a run would send now (credential masked); sends nothing."""
     emit(cli.client().tasks.dry_run(task_id), cli.output)
+
+
+@tasks.command("export")
+@click.argument("file", type=click.File("w", encoding="utf-8"), default="-")
+@pass_cli
+def export_tasks(cli: CliContext, file: TextIO) -> None:
+    """Write every task to FILE (default stdout) as JSON lines: one task a line, `jobsched tasks import` takes it.
+
+    Secrets are written by name (secret_ref), never their value.
+    """
+    count = 0
+    for line in cli.client().tasks.export():
+        file.write(json.dumps(line, ensure_ascii=False) + "\n")
+        count += 1
+    click.echo(f"exported {count} task(s)", err=True)
+
+
+def read_json_lines(file: TextIO) -> list[dict[str, Any]]:
+    """The file's tasks, blank lines skipped (so the server's `lines[N]` is the Nth task)."""
+    tasks: list[dict[str, Any]] = []
+    for number, text in enumerate(file, start=1):
+        if not text.strip():
+            continue
+        try:
+            task = json.loads(text)
+        except ValueError as exc:
+            raise ImportFileError(f"line {number}: not JSON ({exc})") from None
+        if not isinstance(task, dict):
+            raise ImportFileError(f"line {number}: a task is a JSON object")
+        tasks.append(task)
+    if not tasks:
+        raise ImportFileError("the file holds no task")
+    return tasks
+
+
+class ImportFileError(click.ClickException):
+    exit_code = exit_codes.INVALID
+
+
+def render_import(result: ImportResult) -> list[str]:
+    lines = [f"import: {result.created} to create, {result.updated} to edit, {result.unchanged} unchanged"]
+    for item in result.lines:
+        if item.action == "update":
+            lines.append(f"~ edit    {item.name}  ({', '.join(item.fields)})")
+        else:
+            lines.append(f"{'+ create ' if item.action == 'create' else '  same   '} {item.name}")
+    return lines
+
+
+@tasks.command("import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--dry-run", is_flag=True, help="Print the plan only.")
+@click.option("--yes", "-y", is_flag=True, help="Apply without asking.")
+@pass_cli
+def import_tasks(cli: CliContext, file: TextIO, dry_run: bool, yes: bool) -> None:
+    """Upsert the tasks in FILE (JSON lines, as `tasks export` writes) by name: print the plan, then apply it.
+
+    All or nothing: a refused line (named as lines[N], the Nth task) writes nothing.
+    Without --yes it asks on a terminal, and only prints the plan otherwise.
+    """
+    api = cli.client()
+    lines = read_json_lines(file)
+    plan = api.tasks.import_(lines, dry_run=True)
+    for text in render_import(plan):
+        click.echo(text)
+    if dry_run:
+        click.echo("Not applied (dry run).")
+        return
+    if not plan.has_changes:
+        click.echo("Nothing to do.")
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            click.echo("Not applied: run with --yes to apply.")
+            return
+        if not click.confirm("Apply these changes?", default=False):
+            click.echo("Not applied.")
+            click.get_current_context().exit(exit_codes.ERROR)
+    # Upserted by name again, as the tasks are now: an edit made since the plan is imported over.
+    done = api.tasks.import_(lines)
+    click.echo(f"Applied: {done.created} created, {done.updated} edited, {done.unchanged} unchanged.")

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from jobsched_client.capabilities import Capabilities
 from jobsched_client.client import Client
 from jobsched_client.crontab.parsing import Crontab, CrontabEntry, CrontabError, LineProblem
-from jobsched_client.errors import ValidationFailed
+from jobsched_client.errors import NotFound, ValidationFailed
 from jobsched_client.models import HttpCall, Schedule, Task, TaskSpec
 
 LABEL_KEY = "crontab"
@@ -69,17 +69,37 @@ class Plan:
         return any(change.action != "unchanged" for change in self.changes)
 
 
-def file_tasks(api: Client, label: str) -> list[Task]:
-    """The tenant's tasks that belong to the crontab `label`: by name prefix, or by label where the server has them.
+def belongs(label: str, *, name: str, labels: dict[str, str]) -> bool:
+    """The crontab label names the file a task belongs to; without one, the name prefix does."""
+    own = labels.get(LABEL_KEY)
+    return own == label if own is not None else name.startswith(task_name(label, ""))
 
-    A full scan, so tasks made before the server had labels (name only) are found
-    too and get the label on their next edit.
+
+def file_tasks(api: Client, label: str) -> list[Task]:
+    """The tenant's tasks that belong to the crontab `label` (see `belongs`).
+
+    The labelled ones are asked of the server with the label filter; tasks without
+    the label (made before the server had labels) are adopted by name and get the
+    label on their next edit.
     """
-    return [
-        task
-        for task in api.tasks.list(limit=PAGE_SIZE)
-        if key_of(label, task) is not None or task.labels.get(LABEL_KEY) == label
+    capabilities = api.capabilities()
+    if not (capabilities.task_label_filter and capabilities.task_export):
+        return [task for task in api.tasks.list(limit=PAGE_SIZE) if belongs(label, name=task.name, labels=task.labels)]
+    labelled = list(api.tasks.list(limit=PAGE_SIZE, label={LABEL_KEY: label}))
+    # The unlabelled ones: one streamed export rather than every page of the list, then a read for
+    # the ETag of each (none once the file has been applied on a server with labels).
+    unlabelled = [
+        line["id"]
+        for line in api.tasks.export()
+        if LABEL_KEY not in (line.get("labels") or {}) and belongs(label, name=line["name"], labels={})
     ]
+    adopted = []
+    for task_id in unlabelled:
+        try:
+            adopted.append(api.tasks.get(task_id))
+        except NotFound:  # deleted since the export: nothing to adopt
+            continue
+    return labelled + adopted
 
 
 def desired_spec(entry: CrontabEntry, *, label: str, capabilities: Capabilities) -> TaskSpec:
