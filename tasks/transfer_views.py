@@ -53,9 +53,11 @@ class JsonLinesParser(BaseParser):
         except UnicodeDecodeError:
             raise ParseError("the body is not UTF-8 text") from None
         lines: list[Any] = []
-        for number, raw in enumerate(text.splitlines(), start=1):
+        # Numbered as the plan numbers them: the Nth task, blank lines not counted.
+        for raw in text.splitlines():
             if not raw.strip():
                 continue
+            number = len(lines) + 1
             if len(lines) == importing.MAX_IMPORT_LINES:
                 raise ValidationError({"lines": [f"at most {importing.MAX_IMPORT_LINES} tasks per import"]})
             try:

@@ -160,3 +160,10 @@ def test_import_only_sees_its_own_tenants_tasks(owner, other_tenant):
 def test_export_and_import_need_a_token(stranger):
     assert stranger.get(EXPORT).status_code == 401
     assert stranger.post(IMPORT, lines(task("a")), content_type=LINES).status_code == 401
+
+
+def test_lines_are_numbered_as_tasks_blank_lines_not_counted(owner):
+    text = "\n" + json.dumps(task("fine")) + "\n\n" + '{"name": "broken"\n'
+    response = _import(owner, text)
+    assert response.status_code == 400
+    assert "lines[2]" in response.json()["errors"]  # the second task, on the file's fourth line
