@@ -1,4 +1,4 @@
-"""docs/sdk.md and docs/cli.md: their reference sections are what docgen makes from the code now."""
+"""docs/sdk.md and the CLI reference pages: their reference sections are what docgen makes from the code now."""
 
 from __future__ import annotations
 

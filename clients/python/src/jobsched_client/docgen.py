@@ -1,4 +1,4 @@
-"""The reference sections of docs/sdk.md and docs/cli.md, generated from the code.
+"""The reference sections of docs/sdk.md and the CLI reference pages, generated from the code.
 
     python -m jobsched_client.docgen docs/          # rewrite the generated sections
     python -m jobsched_client.docgen --check docs/  # exit 1 when they are stale
@@ -44,7 +44,9 @@ def _option_row(param: click.Parameter, ctx: click.Context) -> str:
     return f"| {names} | {_escape(help_text)} |"
 
 
-def _command_sections(command: click.Command, path: list[str], parent: click.Context | None) -> list[str]:
+def _command_sections(
+    command: click.Command, path: list[str], parent: click.Context | None, *, skip: frozenset[str] = frozenset()
+) -> list[str]:
     ctx = click.Context(command, info_name=path[-1], parent=parent)
     usage = " ".join(command.collect_usage_pieces(ctx))
     lines = [f"### `{' '.join(path)}`", "", f"    {' '.join(path)} {usage}", ""]
@@ -54,15 +56,27 @@ def _command_sections(command: click.Command, path: list[str], parent: click.Con
     if options:
         lines += ["| option | |", "|---|---|", *(_option_row(p, ctx) for p in options), ""]
     if isinstance(command, click.Group):
-        for name in sorted(command.commands):
+        for name in sorted(set(command.commands) - skip):
             lines += _command_sections(command.commands[name], [*path, name], ctx)
     return lines
 
 
+# `jobsched tasks` has a page of its own: together the commands outgrow one readable page.
+_OWN_PAGE = "tasks"
+
+
 def cli_reference() -> str:
-    lines = _command_sections(cli, ["jobsched"], None)
+    """Every command but `jobsched tasks …` (cli_tasks_reference), and the exit codes."""
+    lines = _command_sections(cli, ["jobsched"], None, skip=frozenset({_OWN_PAGE}))
     lines += ["### Exit codes", "", "| code | meaning |", "|---|---|"]
     lines += [f"| {code} | {_escape(meaning)} |" for code, meaning in EXIT_CODES.items()]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def cli_tasks_reference() -> str:
+    """`jobsched tasks …`."""
+    root = click.Context(cli, info_name="jobsched")
+    lines = _command_sections(cli.commands[_OWN_PAGE], ["jobsched", _OWN_PAGE], root)  # type: ignore[attr-defined]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -119,7 +133,11 @@ def sdk_reference() -> str:
 
 # --- writing the pages -----------------------------------------------------------------
 
-GENERATORS = {"sdk.md": ("sdk-reference", sdk_reference), "cli.md": ("cli-reference", cli_reference)}
+GENERATORS = {
+    "sdk.md": ("sdk-reference", sdk_reference),
+    "cli-reference.md": ("cli-reference", cli_reference),
+    "cli-reference-tasks.md": ("cli-reference-tasks", cli_tasks_reference),
+}
 
 
 def with_generated(text: str, section: str, content: str) -> str:
@@ -132,7 +150,7 @@ def with_generated(text: str, section: str, content: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("docs", type=Path, help="the docs directory holding sdk.md and cli.md")
+    parser.add_argument("docs", type=Path, help="the docs directory holding sdk.md and the CLI reference pages")
     parser.add_argument("--check", action="store_true", help="only check; exit 1 when a page is stale")
     args = parser.parse_args(argv)
     stale = []
