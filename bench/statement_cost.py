@@ -34,7 +34,7 @@ STATEMENT_NAMES = (
     ("fair_take_first", "(pending_tenant, priority, next_attempt_at, id) IN"),
     ("fair_take", "FOR UPDATE SKIP LOCKED"),
     ("claim_due_priorities", "AS priority"),
-    ("result_lock_fenced", "SELECT id, attempt, task_id"),
+    ("result_lock_fenced", "SELECT id, fence, task_id"),
     ("result_lock_tasks", "consecutive_failures, auto_pause_after"),
     ("fair_running_counts", "GROUP BY tenant_id"),
     ("tenant_limits", "tenant_limits"),
