@@ -1,7 +1,7 @@
 """HTTP/1.1 connections: a pool of our own, dialled through the egress check.
 
 One protocol per socket, answers parsed with httptools (llhttp, the parser Node.js ships),
-one future resolved per call (README, "Executor CPU", chose this over aiohttp's pool and
+one future resolved per call (docs/benchmarks/notes.md, "Executor CPU", chose this over aiohttp's pool and
 reader). The dial (`outbound.dialer`): the vetting resolver for names, the vetted socket
 factory for every address aiohappyeyeballs connects to (IP literals included), TLS verifying
 the URL's host name. A connection goes back to the pool only after a whole answer that keeps

@@ -34,7 +34,7 @@ NEGATIVE_CACHE_NAMES = 4096  # a bound on names remembered as failed; cleared pa
 
 @dataclass(frozen=True, slots=True)
 class LookupLimits:
-    """How the executor looks names up (settings DNS_*; README, Settings)."""
+    """How the executor looks names up (settings DNS_*; docs/reference/settings.md)."""
 
     nameservers: tuple[str, ...] = ()  # "address" or "address:port"; empty: the system's (/etc/resolv.conf)
     timeout_seconds: float = 2.0
