@@ -173,7 +173,7 @@ WHERE j.status = 'running'
   AND j.worker_id = %(worker_id)s
   AND j.fence = r.fence;
 
--- The fair claim (jobs/queue/claims.py, jobs/fairness.py; README "Fairness and limits").
+-- The fair claim (jobs/queue/claims.py, jobs/fairness.py; docs: explanation/fairness.md).
 -- Free slots are shared among the tenants with due jobs, priority orders jobs inside a tenant.
 -- Named parameters. {levels} is the probe's list of due priority levels (integer literals).
 

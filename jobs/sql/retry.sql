@@ -5,9 +5,9 @@
 -- name: retry_dead_jobs
 -- dead → pending, same id and scheduled_at, each job due at NOW(3) + its delay: 0 for a single
 -- retry; its slot for a bulk one, so the executors call the tenant's endpoints at the console's
--- pace (ADMIN_BULK_RETRY_PER_SECOND) without the request sleeping. attempt is the fencing token
--- and is kept, so a late result write from a claim before the retry matches 0 rows; the budget
--- is refreshed to attempt + the task's max_attempts. The guard on status makes two concurrent
+-- pace (ADMIN_BULK_RETRY_PER_SECOND) without the request sleeping. fence, the fencing token, is
+-- kept (the next claim raises it), so a late result write from a claim before the retry matches
+-- 0 rows; the budget is refreshed to attempt + the task's max_attempts. The guard on status makes two concurrent
 -- retries (or a retry racing a claim) count once. A NULL tenant_id is support staff (any tenant).
 -- The [id in hex, delay] pairs come as one JSON document, read first, each job and task by its
 -- primary key (as the executor's result_write, jobs/sql/executor.sql, for the same reasons).
