@@ -66,7 +66,7 @@ class InputListFilter(admin.SimpleListFilter):
 
 def shown_time(value) -> str:
     """A time as the admin shows its date-time fields (DATETIME_FORMAT: to the second, with its zone)."""
-    return "—" if value is None else formats.localize(timezone.template_localtime(value))
+    return "—" if value is None else formats.localize(timezone.localtime(value))
 
 
 def preformatted(text: str):
