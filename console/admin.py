@@ -1,6 +1,13 @@
-"""The console's admin pages, registered when the admin autodiscovers `console.admin`."""
+"""The console's admin pages, registered when the admin autodiscovers `console.admin`, and its name."""
+
+from django.contrib import admin
 
 from console.job_admin import DeadJobAdmin, JobAdmin
 from console.task_admin import TaskAdmin, TenantLimitsAdmin
 
 __all__ = ["DeadJobAdmin", "JobAdmin", "TaskAdmin", "TenantLimitsAdmin"]
+
+CONSOLE_NAME = "jobsched support console"
+admin.site.site_header = CONSOLE_NAME
+admin.site.site_title = CONSOLE_NAME
+admin.site.index_title = "Support console"

@@ -15,6 +15,7 @@ from django.contrib import admin
 from django.contrib.admin.options import ShowFacets
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
+from django.utils import formats, timezone
 from django.utils.html import format_html
 
 from console.masking import mask_headers
@@ -61,6 +62,11 @@ class InputListFilter(admin.SimpleListFilter):
             "placeholder": self.placeholder,
             "hidden": [(name, value) for name, value in changelist.params.items() if name != self.parameter_name],
         }
+
+
+def shown_time(value) -> str:
+    """A time as the admin shows its date-time fields (DATETIME_FORMAT: to the second, with its zone)."""
+    return "—" if value is None else formats.localize(timezone.localtime(value))
 
 
 def preformatted(text: str):

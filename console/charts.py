@@ -32,8 +32,12 @@ def stacked_columns(
     label: str,
     height: int = 120,
     column_width: int = 28,
+    unit: str = "",
 ) -> SafeString:
-    """Columns left to right, each a stack of (value, colour, name) from the bottom, with a caption under it."""
+    """Columns left to right, each a stack of (value, colour, name) from the bottom, with a caption under it.
+
+    The scale's top reads "max <top> <unit>": a bare number hides whether it counts jobs or milliseconds.
+    """
     top = max((sum(value for value, _, _ in stack) for _, stack in columns), default=0) or 1
     plot = height - 18
     body = [f'<line x1="0" y1="{plot}" x2="{len(columns) * column_width}" y2="{plot}" stroke="#999" />']
@@ -53,7 +57,8 @@ def stacked_columns(
             f'<text x="{x + (column_width - 4) / 2}" y="{height - 4}" font-size="9" text-anchor="middle" '
             f'fill="#666">{escape(caption)}</text>'
         )
-    body.append(f'<text x="2" y="10" font-size="9" fill="#666">max {top}</text>')
+    scale = f"max {top} {unit}" if unit else f"max {top}"
+    body.append(f'<text x="2" y="10" font-size="9" fill="#666">{escape(scale)}</text>')
     return _svg(len(columns) * column_width, height, body, label)
 
 

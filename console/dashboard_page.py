@@ -47,6 +47,7 @@ def _panels_context(figures: dashboard.Dashboard) -> dict:
                 for caption, m in zip(captions, minutes, strict=True)
             ],
             label="claim lateness per minute, p95 in ms",
+            unit="ms",  # late_p95_ms: jobs.queue.dashboard measures it in milliseconds
         ),
         "dead_series": [
             (series, charts.sparkline(series.per_hour, label=f"dead jobs of {series.tenant_id} per hour"))

@@ -22,15 +22,18 @@ from django.db.models import Exists, OuterRef
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from console.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
+from console.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted, shown_time
 from console.masking import mask_body, mask_url
 from domain.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_tenant_id
 from tasks import limits, pausing, services
-from tasks.models import Task, TenantLimits
+from tasks.labels import LabelError, parse_selector
+from tasks.models import Task, TaskLabel, TaskStatus, TenantLimits
+
+NAME_SHOWN = 40  # characters of a task's name in the list; the whole name is its title
 
 
 class TaskTenantFilter(InputListFilter):
@@ -48,31 +51,90 @@ class TaskTenantFilter(InputListFilter):
         return queryset.filter(tenant_id=self.value()) if self.value() else queryset
 
 
+def with_label(queryset, *, selector: str, tenant_id: str | None):
+    """Tasks carrying the label `key=value` (semi-join on task_labels); none for a malformed selector.
+
+    With a tenant, the semi-join reads task_labels_select_idx (tenant_id, key, value, task);
+    across tenants it reads task_labels whole (one row per label, far fewer than jobs).
+    """
+    try:
+        wanted = parse_selector([selector])
+    except LabelError:
+        return queryset.none()
+    for key, value in wanted.items():
+        labelled = TaskLabel.objects.filter(key=key, value=value)
+        if tenant_id:
+            labelled = labelled.filter(tenant_id=tenant_id)
+        queryset = queryset.filter(pk__in=labelled.values("task_id"))
+    return queryset
+
+
+class TaskLabelFilter(InputListFilter):
+    title = "label"
+    parameter_name = "label"
+    placeholder = "key=value"
+
+    def lookups(self, request, model_admin):
+        return []
+
+    def queryset(self, request, queryset):
+        if not self.value():
+            return queryset
+        return with_label(queryset, selector=self.value(), tenant_id=request.GET.get(TaskTenantFilter.parameter_name))
+
+
+def task_state(task: Task) -> str:
+    """What the task does now, in words: a fired one-shot is not "active", a paused one says why."""
+    if task.status == TaskStatus.DELETED:
+        return "deleted"
+    if task.status == TaskStatus.PAUSED:
+        return f"paused: {task.paused_reason}" if task.paused_reason else "paused"
+    if task.next_run_at is None:
+        # The scheduler clears next_run_at once a one-shot's job is created (workers/scheduler.py).
+        return "fired (one-shot, no next run)" if task.is_one_shot else "active, no next run"
+    return "active"
+
+
+def shown_next_run(task: Task) -> str:
+    """The next run, or a dash: a deleted task never runs again, a paused one gets a new run on resume."""
+    return shown_time(task.next_run_at) if task.status == TaskStatus.ACTIVE else "—"
+
+
 PAUSED_BY_SUPPORT = "paused by support staff"
+TENANT_PAUSED = "paused (fires nothing until resumed)"
 
 
 @admin.register(Task)
 class TaskAdmin(BoundedReadOnlyAdmin):
+    # Few, short columns so the list fits a 1400 px window (tests/browser/test_console_layout.py).
     list_display = (
-        "name",
+        "short_name",
         "tenant_id",
-        "status",
-        "paused_reason",
-        "tenant_pause",
+        "state",
         "schedule",
-        "next_run_at",
-        "last_run_status",
-        "consecutive_failures",
+        "next_run",
+        "last_run",
+        "labels_list",
         "updated_at",
     )
-    list_filter = (TaskTenantFilter, "status")
+    list_display_links = ("short_name",)
+    list_filter = (TaskTenantFilter, "status", TaskLabelFilter)
     search_fields = ("name",)  # shows the search box; the search itself is get_search_results
-    search_help_text = "A task id (exact UUID), or text in the name."
+    search_help_text = "A task id (exact UUID), a label as key=value, or text in the name."
     text_search = "name__icontains"
     ordering = ("-id",)
     actions = ["pause_selected", "resume_selected"]
 
-    readonly_fields = ("schedule", "tenant_pause", "masked_http_url", "masked_http_headers", "masked_http_body")
+    readonly_fields = (
+        "state",
+        "schedule",
+        "next_run",
+        "labels_list",
+        "tenant_pause",
+        "masked_http_url",
+        "masked_http_headers",
+        "masked_http_body",
+    )
     fieldsets = (
         (
             None,
@@ -81,7 +143,9 @@ class TaskAdmin(BoundedReadOnlyAdmin):
                     "id",
                     "tenant_id",
                     "name",
+                    "labels_list",
                     "status",
+                    "state",
                     "paused_reason",
                     "tenant_pause",
                     "version",
@@ -91,7 +155,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
                 )
             },
         ),
-        ("Schedule", {"fields": ("schedule", "next_run_at", "priority", "missed_runs")}),
+        ("Schedule", {"fields": ("schedule", "next_run", "priority", "missed_runs")}),
         (
             "How it is doing",
             {
@@ -122,9 +186,46 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         paused = TenantLimits.objects.filter(tenant_id=OuterRef("tenant_id"), paused=True)
         return super().get_queryset(request).annotate(tenant_is_paused=Exists(paused))
 
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if "=" in term:
+            tenant_id = request.GET.get(TaskTenantFilter.parameter_name)
+            return with_label(queryset, selector=term, tenant_id=tenant_id), False
+        return super().get_search_results(request, queryset, search_term)
+
+    @admin.display(description="name", ordering="name")
+    def short_name(self, obj: Task):
+        if len(obj.name) <= NAME_SHOWN:
+            return obj.name
+        return format_html('<span title="{}">{}…</span>', obj.name, obj.name[: NAME_SHOWN - 1])
+
+    @admin.display(description="state", ordering="status")
+    def state(self, obj: Task):
+        if getattr(obj, "tenant_is_paused", False):
+            return format_html("{}<br>tenant {}", task_state(obj), TENANT_PAUSED)
+        return task_state(obj)
+
+    @admin.display(description="next run at", ordering="next_run_at")
+    def next_run(self, obj: Task) -> str:
+        return shown_next_run(obj)
+
+    @admin.display(description="last run")
+    def last_run(self, obj: Task) -> str:
+        if obj.last_run_status is None:
+            return "—"
+        if obj.consecutive_failures:
+            return f"{obj.last_run_status} ({obj.consecutive_failures} dead in a row)"
+        return obj.last_run_status
+
+    @admin.display(description="labels")
+    def labels_list(self, obj: Task):
+        if not obj.labels:
+            return "—"
+        return format_html_join("", '<span class="task-label">{}={}</span> ', sorted((obj.labels or {}).items()))
+
     @admin.display(description="tenant pause")
     def tenant_pause(self, obj: Task) -> str:
-        return "paused (fires nothing until resumed)" if getattr(obj, "tenant_is_paused", False) else "—"
+        return TENANT_PAUSED if getattr(obj, "tenant_is_paused", False) else "—"
 
     @admin.display(description="schedule")
     def schedule(self, obj: Task) -> str:

@@ -328,6 +328,8 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
+# The console shows times to the second with their zone (console/formats/en/formats.py).
+FORMAT_MODULE_PATH = "console.formats"
 
 STATIC_URL = "static/"
 # The image runs collectstatic at build time; WhiteNoise serves the files (hashed names,

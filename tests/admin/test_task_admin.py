@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tasks import services
-from tasks.models import Task, TaskStatus
+from tasks.models import Task, TaskLabel, TaskStatus
 from tests.admin.support import make_staff
 from tests.factories import make_task
 
@@ -190,3 +190,29 @@ def test_a_resume_over_the_tenants_active_task_limit_is_reported_not_a_server_er
         "Resumed 0; already resumed 0; deleted or gone 0. Left paused, their tenant is at its active-task limit: 1."
     ]
     assert not LogEntry.objects.exists()
+
+
+def _labelled(labels: dict[str, str], **fields) -> Task:
+    """A task with `labels`, mirrored in task_labels as tasks.services writes them."""
+    task = make_task(labels=labels, **fields)
+    TaskLabel.objects.bulk_create(
+        TaskLabel(task=task, tenant_id=task.tenant_id, key=key, value=value) for key, value in labels.items()
+    )
+    return task
+
+
+def test_labels_are_listed_shown_and_filtered_by_key_and_value(support_user, client_as):
+    prod = _labelled({"env": "prod", "team": "billing"}, tenant_id="tenant-a")
+    staging = _labelled({"env": "staging"}, tenant_id="tenant-a")
+    other_tenant = _labelled({"env": "prod"}, tenant_id="tenant-b")
+    client = client_as(support_user)
+
+    listing = client.get(CHANGELIST).content.decode()
+    detail = client.get(reverse("admin:tasks_task_change", args=[prod.pk])).content.decode()
+
+    assert 'class="field-labels_list"' in listing and "env=prod" in listing and "team=billing" in listing
+    assert "env=prod" in detail and "team=billing" in detail
+    assert listed(client.get(CHANGELIST, {"label": "env=prod"})) == {str(prod.pk), str(other_tenant.pk)}
+    assert listed(client.get(CHANGELIST, {"label": "env=prod", "tenant": "tenant-a"})) == {str(prod.pk)}
+    assert listed(client.get(CHANGELIST, {"label": "env=staging"})) == {str(staging.pk)}
+    assert listed(client.get(CHANGELIST, {"label": "env"})) == set()  # not key=value: nothing, never everything
