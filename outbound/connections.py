@@ -23,9 +23,9 @@ import aiohappyeyeballs
 import httptools
 from aiohttp.abc import AbstractResolver
 
+from outbound.calling_tenant import CALLING_TENANT
 from outbound.dialer import DialRefused, VettingResolver, vetted_socket_factory
 from outbound.egress import EgressDenied, EgressPolicy
-from outbound.calling_tenant import CALLING_TENANT
 from outbound.tenant_lookups import LookupLimits
 
 # (tenant, scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
