@@ -15,7 +15,8 @@
 #
 # Settings (environment): VITESS_VERSION (v0.24.4), VITESS_PORT (the base port: vtcombo's web
 # port; +1 gRPC, +2 mysqld, +3 vtgate's MySQL port; default: the last one used, else a free
-# block), VITESS_DIR (.local/vitess), VITESS_CACHE (${XDG_CACHE_HOME:-~/.cache}/jobsched-vitess/
+# block), VITESS_DIR (.local/vitess, or a /var/tmp folder of this checkout's when the cluster's user
+# cannot reach the checkout), VITESS_CACHE (${XDG_CACHE_HOME:-~/.cache}/jobsched-vitess/
 # <version>: binaries built from the module proxy's checksummed source, shared by every clone on
 # this machine), VITESS_USER (the account the cluster runs as when started by root: nobody;
 # mysqlctl refuses root), VITESS_START_TIMEOUT (seconds, 120).
@@ -24,7 +25,18 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SERVICE="$ROOT/services/vitess"
 VERSION="${VITESS_VERSION:-v0.24.4}"
-STATE="${VITESS_DIR:-$ROOT/.local/vitess}"
+# The cluster runs as an unprivileged user, which must reach its files: a checkout under a
+# directory that user cannot search (say /root) keeps the cluster's state under /var/tmp instead,
+# in a folder named for this checkout's path (never another checkout's).
+default_state() {
+  local user=${VITESS_USER:-nobody}
+  if [ "$(id -u)" != 0 ] || setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups -- test -x "$ROOT"; then
+    echo "$ROOT/.local/vitess"
+  else
+    echo "/var/tmp/jobsched-vitess-$(printf '%s' "$ROOT" | sha256sum | cut -c1-16)"
+  fi
+}
+STATE="${VITESS_DIR:-$(default_state)}"
 CACHE="${VITESS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/jobsched-vitess/$VERSION}"
 RUN="$STATE/run"       # everything the cluster writes, owned by the cluster's user
 DATA="$RUN/data"       # vttestserver --data-dir (persistent: kept across stop/start)
