@@ -223,6 +223,10 @@ start() {
     die "no MariaDB server in /usr/sbin (scripts/os-packages.sh installs it)"
   cp "$SERVICE/my.cnf" "$STATE/extra.cnf"
   chmod a+r "$STATE/extra.cnf"
+  # Copied beside it for the same reason: the cluster's user may not reach the checkout.
+  rm -rf "$STATE/schema"
+  cp -r "$SERVICE/schema" "$STATE/schema"
+  chmod -R a+rX "$STATE/schema"
   rm -f "$PIDFILE"
   say "starting on 127.0.0.1 (vtcombo $base, mysqld $((base + 2)), vtgate $((base + 3)); data $DATA, log $LOG)"
   # setsid: the cluster outlives the make or CI step that started it. In persistent mode the
@@ -236,7 +240,7 @@ start() {
     --port "$base" --mysql-bind-host 127.0.0.1 --vtcombo-bind-host 127.0.0.1 --grpc-bind-address 127.0.0.1 \
     --tablet-hostname 127.0.0.1 --mysql-server-version "$server_version-Vitess" \
     --keyspaces jobsched,jobsched_tenants --num-shards 1,2 --replica-count 1 --rdonly-count 0 \
-    --schema-dir "$SERVICE/schema" --extra-my-cnf "$STATE/extra.cnf" \
+    --schema-dir "$STATE/schema" --extra-my-cnf "$STATE/extra.cnf" \
     --vschema-ddl-authorized-users % --charset utf8mb4 --gateway-initial-tablet-timeout 5s \
     </dev/null >>"$LOG" 2>&1 &
   local child=$!
