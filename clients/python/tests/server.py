@@ -62,7 +62,7 @@ def manage(*args: str, env: dict[str, str], timeout: float = 300) -> str:
 def issue_tokens(tenants: list[str], *, env: dict[str, str]) -> dict[str, str]:
     """One token per tenant in one process (`manage.py issue_token` per tenant would start Django each time)."""
     script = (
-        "import django, json, sys; django.setup(); from jobsched_project.auth import issue_token; "
+        "import django, json, sys; django.setup(); from api.auth import issue_token; "
         "print(json.dumps({t: issue_token(t, ttl_seconds=7200) for t in sys.argv[1:]}))"
     )
     done = subprocess.run(
