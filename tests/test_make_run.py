@@ -94,7 +94,10 @@ def make_run(tmp_path, make_token):
 def test_make_run_serves_api_port_and_a_receiver_that_gets_the_call(make_run, make_token):
     _, api_port, receiver_port, log = make_run
     base = f"http://127.0.0.1:{api_port}"
-    wait_until(lambda: _answers(base), timeout=90, what=f"the API on {base}; log:\n{log.read_text()}")
+    # The introduction ends with "Ctrl-C stops everything", printed once the API and the receiver answer:
+    # the API answers by then.
+    wait_until(lambda: "Ctrl-C stops everything" in log.read_text(), timeout=90, what="make run's introduction")
+    assert _answers(base), log.read_text()
     output = log.read_text()
     # The receiver is printed with a ready curl that names it.
     assert f"http://127.0.0.1:{receiver_port}" in output, output

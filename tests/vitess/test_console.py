@@ -7,7 +7,7 @@ import uuid
 from django.test import Client
 from django.urls import reverse
 
-from jobs import console
+from console.dead_letters import dead_summary
 from tests.admin.support import make_dead_job, make_staff, support_group
 from tests.factories import make_task
 
@@ -27,7 +27,7 @@ def test_the_dead_letter_console_lists_and_counts_dead_jobs_of_tenants_on_both_s
     assert set().union(*dead.values()) <= listed
     page = response.content.decode()
     assert all(tenant in page for tenant in dead), "the tenant filter (from the summary) names every tenant"
-    counts = {row.tenant_id: row.dead for row in console.dead_summary().tenants}
+    counts = {row.tenant_id: row.dead for row in dead_summary().tenants}
     assert {tenant: counts.get(tenant) for tenant in dead} == dict.fromkeys(dead, 2)
 
     one = next(iter(dead[tenants_by_shard["80-"][0]]))

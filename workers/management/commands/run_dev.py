@@ -11,6 +11,7 @@ import io
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -42,6 +43,24 @@ def parent_stopping(parent: int) -> bool:
     blocked = next((line.split()[1] for line in status.splitlines() if line.startswith("SigBlk:")), "0")
     mask = int(blocked, 16)
     return any(mask & (1 << (signum - 1)) for signum in _FATAL_SIGNALS)
+
+
+READY_TIMEOUT_SECONDS = 90
+
+
+def wait_for_listeners(addresses: list[str], children: dict, *, timeout: float, stopped) -> None:
+    """Until each `host:port` accepts a connection, a child exits, a stop is asked, or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    waiting = list(addresses)
+    while waiting and time.monotonic() < deadline and not stopped():
+        if any(child.poll() is not None for child in children.values()):
+            return  # the loop below reports it and stops the rest
+        host, _, port = waiting[0].rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            waiting.pop(0)
+        except OSError:
+            time.sleep(0.2)
 
 
 def with_receiver(allowlist: str, receiver: str) -> str:
@@ -87,6 +106,10 @@ class Command(BaseCommand):
 
         # Own process group per child: Ctrl-C reaches us only, and we stop them in order.
         children = {name: subprocess.Popen(cmd, start_new_session=True, env=env) for name, cmd in commands.items()}
+        # The lines below end with "Ctrl-C stops everything": a reader (or a script) takes them to
+        # mean ready, so the API and the receiver must answer first (runserver takes seconds).
+        listening = [options["addr"]] + ([receiver] if receiver else [])
+        wait_for_listeners(listening, children, timeout=READY_TIMEOUT_SECONDS, stopped=lambda: stopping)
         self._introduce(options, list(children), receiver, "issue_token" in available)
 
         exit_code = 0
