@@ -223,6 +223,8 @@ def test_a_client_dripping_its_request_is_cut_at_the_deadline_and_probes_get_thr
                     conn.sendall(b"X-Drip: 1\r\n")
         assert not still, "a dripping client kept its slot past the deadline"
         assert time.monotonic() - started < 4
+        # A slot is free once its handler thread has seen the cut and ended (a moment after the close).
+        wait_until(lambda: _handler_threads() == 0, timeout=5, what="the cut connections' handlers ending")
         assert _get(capped.port, "/healthz")[0] == 200
     finally:
         for conn in conns:
