@@ -14,6 +14,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from jobs.queue import ClaimedJob, JobResult
@@ -42,33 +43,22 @@ def start_by(job: ClaimedJob) -> float:
     return job.next_attempt_at.timestamp() + max(0.0, -job.due_in) + START_WITHIN_SECONDS
 
 
+@dataclass(kw_only=True, eq=False)
 class CallSlots:
     """Start due jobs' calls within the free slots; each result goes to `on_result`, each job to `on_done`."""
 
-    def __init__(
-        self,
-        *,
-        concurrency: int,
-        client: DeliveryClient,
-        credentials: Credentials,
-        clock: DatabaseClock,
-        tally: Tally,
-        on_result: Callable[[JobResult], None],
-        on_give_back: Callable[[ClaimedJob, bool], None],
-        on_done: Callable[[ClaimedJob], None],
-    ) -> None:
-        self.concurrency = concurrency
-        self.client = client
-        self.credentials = credentials
-        self.clock = clock
-        self.tally = tally
-        self.on_result = on_result
-        self.on_give_back = on_give_back  # (job, slow): never called; its claim goes back
-        self.on_done = on_done  # a held job is answered (or its call crashed)
-        self.ready: deque[ClaimedJob] = deque()  # due, waiting for a call slot (in order)
-        self.calls = 0  # calls in flight (counted here: `inflight` loses a task only after its finally)
-        self.inflight: set[asyncio.Task[None]] = set()
-        self._pump_handle: asyncio.Handle | None = None  # the next turn's `_pump`, when one is due
+    concurrency: int
+    client: DeliveryClient
+    credentials: Credentials
+    clock: DatabaseClock
+    tally: Tally
+    on_result: Callable[[JobResult], None]
+    on_give_back: Callable[[ClaimedJob, bool], None]  # (job, slow): never called; its claim goes back
+    on_done: Callable[[ClaimedJob], None]  # a held job is answered (or its call crashed)
+    ready: deque[ClaimedJob] = field(default_factory=deque, init=False)  # due, waiting for a slot (in order)
+    calls: int = field(default=0, init=False)  # in flight (counted here: `inflight` drops a task after its finally)
+    inflight: set[asyncio.Task[None]] = field(default_factory=set, init=False)
+    _pump_handle: asyncio.Handle | None = field(default=None, init=False)  # the next turn's `_pump`, when due
 
     def start(self, jobs: list[ClaimedJob], *, stopping: bool = False) -> None:
         """Queue due jobs for a slot and start what the free slots allow; `stopping`: give back the rest."""

@@ -15,6 +15,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
@@ -61,42 +62,30 @@ def claim_min(held_max: int) -> int:
     return max(1, min(held_max // 2, CLAIM_MAX_JOBS))
 
 
+@dataclass(kw_only=True, eq=False)
 class Claimer:
     """Claim while not stopping; hand each claim to `on_claimed`; `done(job)` frees a held job's slot."""
 
-    def __init__(
-        self,
-        *,
-        worker_id: str,
-        concurrency: int,
-        prefetch: int,
-        poll_seconds: float,
-        clock: DatabaseClock,
-        credentials: Credentials,
-        db: DatabaseThread,
-        tally: Tally,
-        on_claimed: Callable[[list[ClaimedJob]], None],
-        heartbeat: Heartbeat | None = None,
-        once: bool = False,
-    ) -> None:
-        self.worker_id = worker_id
-        self.concurrency = concurrency
-        self.prefetch = prefetch
-        self.poll_seconds = poll_seconds
-        self.clock = clock
-        self.credentials = credentials
-        self.db = db
-        self.tally = tally
-        self.on_claimed = on_claimed
-        self.heartbeat = heartbeat  # beaten once per poll at least: a blocked event loop stops the beats
-        self.once = once
-        self.held = 0  # claimed jobs not yet answered: parked on a timer, waiting for a call slot, or in flight
-        self.held_bytes = 0  # their requests' sizes (ClaimedJob.request_bytes)
-        self._prefetch_paused_until = 0.0  # time.monotonic(): see PREFETCH_PAUSE_SECONDS
-        self.held_max = concurrency + prefetch  # jobs held at most: the calls in flight and the prefetch
+    worker_id: str
+    concurrency: int
+    prefetch: int
+    poll_seconds: float
+    clock: DatabaseClock
+    credentials: Credentials
+    db: DatabaseThread
+    tally: Tally
+    on_claimed: Callable[[list[ClaimedJob]], None]
+    heartbeat: Heartbeat | None = None  # beaten once per poll at least: a blocked event loop stops the beats
+    once: bool = False
+    held: int = field(default=0, init=False)  # claimed, not answered: parked, waiting for a slot, or in flight
+    held_bytes: int = field(default=0, init=False)  # their requests' sizes (ClaimedJob.request_bytes)
+    _prefetch_paused_until: float = field(default=0.0, init=False)  # time.monotonic(): PREFETCH_PAUSE_SECONDS
+    slots_freed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    stopping: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+
+    def __post_init__(self) -> None:
+        self.held_max = self.concurrency + self.prefetch  # held at most: the calls in flight and the prefetch
         self.claim_min = claim_min(self.held_max)
-        self.slots_freed = asyncio.Event()
-        self.stopping = asyncio.Event()
 
     def stop(self) -> None:
         """Stop claiming: also wakes a claim loop waiting for free slots (it waits up to a poll)."""

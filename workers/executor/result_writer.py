@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from dataclasses import dataclass, field
 
 from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, record_results, release_claims
 from workers.loop import DATABASE_ERRORS, describe
@@ -24,29 +25,20 @@ from .tally import Tally
 logger = logging.getLogger(__name__)
 
 
+@dataclass(kw_only=True, eq=False)
 class ResultWriter:
     """Queue results and give-backs (`add`, `give_back`); `run()` writes them until `close()` and empty."""
 
-    def __init__(
-        self,
-        *,
-        worker_id: str,
-        db: DatabaseThread,
-        tally: Tally,
-        batch_max: int = 500,
-        flush_seconds: float = 0.1,
-        once: bool = False,
-    ) -> None:
-        self.worker_id = worker_id
-        self.db = db
-        self.tally = tally
-        self.batch_max = batch_max
-        self.flush_seconds = flush_seconds
-        self.once = once  # any database error ends the run instead of a retry
-        self.results: list[JobResult] = []
-        self.releases: list[ClaimedJob] = []  # claims to give back
-        self._ready = asyncio.Event()
-        self._closing = False
+    worker_id: str
+    db: DatabaseThread
+    tally: Tally
+    batch_max: int = 500
+    flush_seconds: float = 0.1
+    once: bool = False  # any database error ends the run instead of a retry
+    results: list[JobResult] = field(default_factory=list, init=False)
+    releases: list[ClaimedJob] = field(default_factory=list, init=False)  # claims to give back
+    _ready: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    _closing: bool = field(default=False, init=False)
 
     def add(self, result: JobResult) -> None:
         self.results.append(result)

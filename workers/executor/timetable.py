@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from jobs.queue import ClaimedJob
@@ -30,27 +31,19 @@ logger = logging.getLogger(__name__)
 WARM_MIN_SECONDS = 0.02  # a group due sooner is not warmed: its calls would race the warm-up's dials
 
 
+@dataclass(kw_only=True, eq=False)
 class Timetable:
     """Park jobs until their second, then hand each instant's group to `on_due`, in claim order."""
 
-    def __init__(
-        self,
-        *,
-        clock: DatabaseClock,
-        client: DeliveryClient,
-        tally: Tally,
-        on_due: Callable[[list[ClaimedJob]], None],
-        warm_seconds: float = 0.5,
-    ) -> None:
-        self.clock = clock
-        self.client = client
-        self.tally = tally
-        self.on_due = on_due
-        self.warm_seconds = warm_seconds
-        self.timers: dict[object, tuple[asyncio.Handle, list[ClaimedJob]]] = {}  # parked, by key
-        self._parked_at: dict[datetime, object] = {}  # a due instant's timer (its `timers` key), until it fires
-        self._warm_timers: dict[object, asyncio.TimerHandle] = {}  # keyed as `timers`
-        self._warming: set[asyncio.Task[None]] = set()
+    clock: DatabaseClock
+    client: DeliveryClient
+    tally: Tally
+    on_due: Callable[[list[ClaimedJob]], None]
+    warm_seconds: float = 0.5
+    timers: dict[object, tuple[asyncio.Handle, list[ClaimedJob]]] = field(default_factory=dict, init=False)
+    _parked_at: dict[datetime, object] = field(default_factory=dict, init=False)  # an instant's `timers` key
+    _warm_timers: dict[object, asyncio.TimerHandle] = field(default_factory=dict, init=False)  # as `timers`
+    _warming: set[asyncio.Task[None]] = field(default_factory=set, init=False)
 
     def park(self, jobs: list[ClaimedJob]) -> None:
         """Put each job on its instant's timer (a new one, or the instant's from an earlier claim)."""
