@@ -138,10 +138,12 @@ def test_a_late_result_through_vtgate_is_fenced_and_the_other_shard_is_untouched
         assert sweep_expired_leases(limit=100) == 1
         (second,) = [j for j in claim_due(worker_id="w-b", limit=100, lookahead_seconds=1) if j.id == job.id]
         assert (first.attempt, second.attempt) == (1, 2)
+        assert second.fence > first.fence  # the fencing token the late write carries is the older one
 
         def result(claimed, status):
             return decide(
                 job_id=claimed.id,
+                fence=claimed.fence,
                 attempt=claimed.attempt,
                 max_attempts=claimed.max_attempts,
                 backoff_base_seconds=claimed.backoff_base_seconds,
