@@ -6,13 +6,13 @@ database is migrated already), as a child of a real `make`, against the test dat
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import signal
 import subprocess
 import urllib.request
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -23,35 +23,18 @@ from tests.serving import free_port, get
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _descendants(pid: int) -> set[int]:
-    """Every live process below `pid` (from /proc: the children's children too)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] != "Z":
-                parents[int(entry.name)] = int(fields[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
+def _quickstart_check():
+    """scripts/check_quickstart.py (a script, not a package): its process helpers serve these tests too."""
+    spec = importlib.util.spec_from_file_location("check_quickstart", settings.BASE_DIR / "scripts/check_quickstart.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _alive(pids: set[int]) -> set[int]:
-    alive = set()
-    for pid in pids:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z":
-            alive.add(pid)
-    return alive
+_QUICKSTART = _quickstart_check()
+_descendants = _QUICKSTART.descendants  # every live process below a pid (from /proc)
+_alive = _QUICKSTART.alive  # those of the pids not gone (nor zombies)
 
 
 def _post(url: str, body: dict | None, token: str) -> tuple[int, dict[str, str], bytes]:
