@@ -116,6 +116,7 @@ class TenantJWTAuthentication(JWTAuthentication):
         # Deliberately skip JWTAuthentication.__init__: it resolves the user model we never use.
         pass
 
+    # simplejwt's stubs type the pair as its own user and token classes; ours is stateless (see above).
     def authenticate(self, request: Any) -> tuple[TenantUser, dict[str, Any]] | None:  # type: ignore[override]
         """Verify the token; a request without a valid one spends its address's anonymous budget."""
         try:

@@ -76,7 +76,8 @@ def cli_reference() -> str:
 def cli_tasks_reference() -> str:
     """`jobsched tasks …`."""
     root = click.Context(cli, info_name="jobsched")
-    lines = _command_sections(cli.commands[_OWN_PAGE], ["jobsched", _OWN_PAGE], root)  # type: ignore[attr-defined]
+    assert isinstance(cli, click.Group)  # the `jobsched` command is a group of commands
+    lines = _command_sections(cli.commands[_OWN_PAGE], ["jobsched", _OWN_PAGE], root)
     return "\n".join(lines).rstrip() + "\n"
 
 
