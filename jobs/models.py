@@ -24,6 +24,9 @@ class JobStatus(models.TextChoices):
     SUCCEEDED = "succeeded"
     DEAD = "dead"
     CANCELLED = "cancelled"  # never to run: cancelled, discarded from the DLQ, or its task paused or deleted
+    # Never called, by the task's own rules: its overlap policy or an excluded calendar date. The
+    # reason is in `error` (e.g. "overlap:skip", "calendar:holidays"); terminal from its insert.
+    SKIPPED = "skipped"
 
 
 class Job(models.Model):

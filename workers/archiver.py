@@ -76,6 +76,7 @@ class Archiver:
             JobStatus.DEAD: dead_after_seconds or settings.ARCHIVE_DEAD_AFTER_SECONDS,
             # Cancelled jobs (their task paused or deleted) are finished like succeeded ones.
             JobStatus.CANCELLED: succeeded_after_seconds or settings.ARCHIVE_SUCCEEDED_AFTER_SECONDS,
+            JobStatus.SKIPPED: succeeded_after_seconds or settings.ARCHIVE_SUCCEEDED_AFTER_SECONDS,
         }
 
     def step(self) -> bool:
