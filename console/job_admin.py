@@ -37,6 +37,7 @@ from domain.attempt_log import read_attempts
 from domain.ids import parse_id
 from jobs import services
 from jobs.models import DeadJob, Job, JobStatus
+from tasks.labels import read_labels
 from tasks.models import Task
 
 RETRY_LOG_MESSAGE = "Retried from the dead-letter console: requeued"
@@ -159,6 +160,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
         "masked_request_body",
         "secret_ref_name",
         "response_body_text",
+        "labels_shown",
     )
     fieldsets = (
         (
@@ -170,6 +172,7 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
                     "task_link",
                     "status",
                     "scheduled_at",
+                    "labels_shown",
                     ("attempt", "max_attempts"),
                     "priority",
                     ("started_at", "finished_at"),
@@ -195,6 +198,13 @@ class JobPagesAdmin(BoundedReadOnlyAdmin):
 
     def get_queryset(self, request):
         return with_task_name(super().get_queryset(request))
+
+    @admin.display(description="labels (the task's, when the job was made)")
+    def labels_shown(self, obj: Job):
+        labels = read_labels(obj.labels)
+        if not labels:
+            return "—"
+        return format_html_join("", '<span class="task-label">{}={}</span> ', sorted(labels.items()))
 
     @admin.display(description="task", ordering="task_name")
     def task_name(self, obj) -> str:

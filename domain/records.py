@@ -44,6 +44,9 @@ class JobRecord:
     # The attempt log as JSON text, oldest first, at most the last 20 attempts, carried as is
     # (its format and reader: domain.attempt_log).
     attempts: str | None = None
+    # The task's labels when the job was created, JSON text carried as is (None: a job made before
+    # jobs carried labels); the history keeps them, so a relabelled task's past runs keep theirs.
+    labels: str | None = None
     next_attempt_at: dt.datetime | None = None  # only while queued: a finished job has none, the history none
 
     @property

@@ -107,6 +107,7 @@ def schema_statements(*, keyspace: str, ttl_seconds: int, replication: dict[str,
     started_at timestamp,
     finished_at timestamp,
     attempts text,
+    labels text,
     PRIMARY KEY ((tenant_id, task_id, bucket), scheduled_at, job_id)
 ) WITH CLUSTERING ORDER BY (scheduled_at DESC, job_id DESC)
   AND default_time_to_live = {ttl_seconds}
@@ -121,6 +122,7 @@ def schema_statements(*, keyspace: str, ttl_seconds: int, replication: dict[str,
 ) WITH default_time_to_live = {ttl_seconds}""",
         # A table made before the attempt log lacks its column (Cassandra 4.1+: ADD IF NOT EXISTS).
         f"ALTER TABLE {keyspace}.job_history ADD IF NOT EXISTS attempts text",
+        f"ALTER TABLE {keyspace}.job_history ADD IF NOT EXISTS labels text",
         # IF NOT EXISTS keeps an older TTL: set it on every sync so the setting wins.
         f"ALTER TABLE {keyspace}.job_history WITH default_time_to_live = {ttl_seconds}",
         f"ALTER TABLE {keyspace}.job_by_id WITH default_time_to_live = {ttl_seconds}",

@@ -35,6 +35,7 @@ class HistoryEntry(models.Model):
     started_at = models.DateTimeField(null=True)
     finished_at = models.DateTimeField(null=True)
     attempts = models.TextField(null=True)  # the attempt log, JSON text (domain.attempt_log)
+    labels = models.TextField(null=True)  # the task's labels when the job was made, JSON text
 
     expires_at = models.DateTimeField()
 

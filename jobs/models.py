@@ -58,6 +58,8 @@ class Job(models.Model):
     response_body = models.TextField(null=True, blank=True)  # truncated by the executor
     # The attempt log, JSON text appended by the fenced result write (domain.records).
     attempts = models.TextField(null=True, blank=True)
+    # The task's labels at scheduling time, JSON text copied from tasks.labels with the snapshot.
+    labels = models.TextField(null=True, blank=True)
 
     # The request snapshot the executor sends, copied from the task at scheduling time.
     request_method = models.CharField(max_length=7)

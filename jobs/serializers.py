@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from domain.attempt_log import read_attempts
 from jobs.models import JobStatus
+from tasks.labels import read_labels
 
 
 class JobRequestOutput(serializers.Serializer):
@@ -55,11 +56,18 @@ class JobOutput(serializers.Serializer):
     response_body = serializers.CharField(allow_null=True)
     request = JobRequestOutput(source="*")
     attempts = serializers.SerializerMethodField()  # from the log's text (domain.attempt_log)
+    labels = serializers.SerializerMethodField(
+        help_text="the task's labels when this job was made (a relabelled task's earlier runs keep theirs)"
+    )
     archived = serializers.BooleanField()
 
     @extend_schema_field(AttemptOutput(many=True))
     def get_attempts(self, job) -> list[dict]:
         return [_ATTEMPT.to_representation(attempt) for attempt in read_attempts(job.attempts)]
+
+    @extend_schema_field(serializers.DictField(child=serializers.CharField()))
+    def get_labels(self, job) -> dict[str, str]:
+        return read_labels(job.labels)
 
 
 class JobPage(serializers.Serializer):

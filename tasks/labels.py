@@ -8,6 +8,7 @@ fit; values are short tokens, possibly empty.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -86,3 +87,11 @@ def parse_selector(raw: list[str]) -> dict[str, str]:
             raise LabelError("label", f"{key} is selected with two values")
         wanted[key] = value
     return wanted
+
+
+def read_labels(text: str | None) -> dict[str, str]:
+    """The labels a job carries (JSON text copied from its task when it was made); {} for none or older jobs."""
+    if not text:
+        return {}
+    value = json.loads(text)
+    return value if isinstance(value, dict) else {}

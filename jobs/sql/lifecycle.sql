@@ -28,10 +28,10 @@ WHERE task_id = %(task_id)s
 -- either, and a pause or delete waits for this insert and then cancels the job.
 INSERT INTO jobs (id, task_id, tenant_id, scheduled_at, next_attempt_at, status, priority, attempt,
                   max_attempts, timeout_seconds, backoff_base_seconds,
-                  request_method, request_url, request_headers, request_body, secret_ref, updated_at)
+                  request_method, request_url, request_headers, request_body, secret_ref, labels, updated_at)
 SELECT %(job_id)s, t.id, t.tenant_id, NOW(6), NOW(6), 'pending', t.priority, 0,
        t.max_attempts, t.timeout_seconds, t.backoff_base_seconds,
-       t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, NOW(6)
+       t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, t.labels, NOW(6)
 FROM tasks AS t
 WHERE t.id = %(task_id)s
   AND t.tenant_id = %(tenant_id)s

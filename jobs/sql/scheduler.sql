@@ -39,10 +39,10 @@ FOR UPDATE
 -- is ambiguous next to tasks.id.
 INSERT INTO jobs (id, task_id, tenant_id, scheduled_at, next_attempt_at, status, priority, attempt,
                   max_attempts, timeout_seconds, backoff_base_seconds,
-                  request_method, request_url, request_headers, request_body, secret_ref, updated_at)
+                  request_method, request_url, request_headers, request_body, secret_ref, labels, updated_at)
 SELECT UNHEX(due.job_id), t.id, t.tenant_id, due.scheduled_at, due.scheduled_at, 'pending', t.priority, 0,
        t.max_attempts, t.timeout_seconds, t.backoff_base_seconds,
-       t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, NOW(6)
+       t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, t.labels, NOW(6)
 FROM JSON_TABLE(%(due)s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
                                         job_id CHAR(32) PATH '$[1]',
                                         scheduled_at DATETIME(6) PATH '$[3]')) AS due

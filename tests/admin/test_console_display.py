@@ -106,3 +106,18 @@ def test_a_fired_one_shot_is_not_shown_as_active(viewer, client_as):
     assert "Active" not in row_of(page, fired) and "fired" in row_of(page, fired)
     assert "fired" not in row_of(page, waiting) and "2031-05-06 07:08:09 UTC" in row_of(page, waiting)
     assert "fired" in detail
+
+
+def test_a_jobs_page_shows_the_labels_it_was_made_with(viewer, client_as):
+    task = make_task(labels={"env": "dev"})
+    job = make_job(task, labels='{"env": "prod", "team": "ops"}')
+    bare = make_job(task, scheduled_at=AT)
+    client = client_as(viewer)
+
+    page = client.get(reverse("admin:jobs_job_change", args=[job.pk])).content.decode()
+    bare_page = client.get(reverse("admin:jobs_job_change", args=[bare.pk])).content.decode()
+
+    shown = re.search(r'<div class="readonly">(<span class="task-label">.*?)</div>', page, re.S)
+    assert shown and re.sub(r"<[^>]+>", "", shown.group(1)).split() == ["env=prod", "team=ops"]
+    assert "env=dev" not in page
+    assert 'class="task-label"' not in bare_page

@@ -66,6 +66,7 @@ def make_record(
         "started_at": finished - dt.timedelta(seconds=1),
         "finished_at": finished,
         "attempts": '[[1, 1796130000250, 840, "succeeded", 200, null]]',
+        "labels": '{"env": "prod"}',
     }
     fields.update(overrides)
     return JobRecord(**fields)

@@ -233,6 +233,7 @@ class Job:
     request: JobRequest
     attempts: list[Attempt]
     archived: bool
+    labels: dict[str, str] = field(default_factory=dict)  # the task's labels when the job was made
 
 
 @dataclass(frozen=True)
