@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, timedelta
 
 import pytest
@@ -41,7 +42,7 @@ def test_a_limited_origin_grants_its_burst_and_holds_the_rest_pending_untouched_
     assert {(job.attempt, job.fence, job.error) for job in held} == {(0, 0, None)}
     times = [job.next_attempt_at for job in held]
     assert len(set(times)) == 25 and min(times) > now
-    gaps = {round((later - earlier).total_seconds(), 3) for earlier, later in zip(times, times[1:], strict=False)}
+    gaps = {round((later - earlier).total_seconds(), 3) for earlier, later in itertools.pairwise(times)}
     assert gaps == {0.1}  # 1 / per_second apart
     bucket = OriginBucket.objects.get(tenant_id="tenant-a", origin=ORIGIN)
     assert bucket.granted == 5 and bucket.held_until == times[-1]
