@@ -50,6 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lead-seconds", type=float, default=4.0, help="from the inserts to the due second")
     parser.add_argument("--database", default="jobsched_bench_rate")
     parser.add_argument("--output", default="docs/bench/rate_limit.json")
+    parser.add_argument(
+        "--walk-cost",
+        action="store_true",
+        help="instead: the claim's walk with and without its `paced` column, interleaved, in server CPU per walk",
+    )
     options = parser.parse_args(argv)
     if not options.database.replace("_", "").isalnum():
         parser.error("--database: letters, digits and _")
@@ -65,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     from ratelimits.services import rate_limit_set
 
     use_database(options.database)
+    if options.walk_cost:
+        return walk_cost(options)
     conn = connect(options.database, read_committed=True)
     cursor = conn.cursor()
     for table in ("jobs", "rate_limits", "origin_buckets"):
@@ -153,6 +160,49 @@ def main(argv: list[str] | None = None) -> int:
     Path(options.output).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     return 0 if all(result["checks"].values()) else 1
+
+
+def walk_cost(options: argparse.Namespace, *, tenants: int = 100, jobs: int = 10000, rounds: int = 400) -> int:
+    """The fair walk as shipped (with the EXISTS on origin_buckets) against the same walk without it.
+
+    What a claim pays for rate limits when no tenant has one: the one column. The server thread's
+    CPU (bench.procs.server_thread_clock), the two shapes interleaved so the machine's load falls on
+    both alike; `tenants` tenants with `jobs` due jobs in all, no bucket rows.
+    """
+    from django.db import connection
+
+    from bench.database import db_now, insert_jobs
+    from bench.procs import server_thread_clock
+    from jobs.queue.claims import _statement
+
+    with connection.cursor() as cursor:
+        for table in ("jobs", "rate_limits", "origin_buckets"):
+            cursor.execute(f"DELETE FROM {table}")
+        now = db_now(cursor)
+        insert_jobs(cursor, ((f"t{n % tenants:04d}", 5, now) for n in range(jobs)), url="http://127.0.0.1:9/")
+        thread_ns = server_thread_clock(cursor)
+        shipped = _statement("fair_walk", [5], bound="")
+        without = shipped.replace(
+            ", EXISTS (SELECT 1 FROM origin_buckets AS p WHERE p.tenant_id = t.tenant_id) AS paced", ""
+        )
+        assert without != shipped, "the walk's paced column moved: update this bench"
+        params = {"after": "", "until": None, "limit": 1000, "lookahead_seconds": 1.0}
+        spent = {"shipped": 0, "without_paced": 0}
+        for _ in range(rounds):
+            for name, query in (("shipped", shipped), ("without_paced", without)):
+                before = thread_ns()
+                cursor.execute(query, params)
+                assert len(cursor.fetchall()) == tenants
+                spent[name] += thread_ns() - before
+    result = {
+        "tenants": tenants,
+        "jobs": jobs,
+        "walks_each": rounds,
+        "server_us_per_walk": {name: round(ns / rounds / 1000, 1) for name, ns in spent.items()},
+        "load_average": os.getloadavg(),
+    }
+    print(json.dumps(result, indent=2))
+    return 0
 
 
 if __name__ == "__main__":

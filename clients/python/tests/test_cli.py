@@ -106,13 +106,15 @@ def test_signing_secrets(cli_env: dict[str, str]) -> None:
 
 def test_rate_limits_set_list_replace_delete(cli_env: dict[str, str]) -> None:
     created = jobsched(
-        "-o", "json", "rate-limits", "set", "HTTPS://Hooks.Example.com", "--per-second", "2.5", "--burst", "5", env=cli_env
+        "-o", "json", "rate-limits", "set", "HTTPS://Hooks.Example.com", "--per-second", "2.5", "--burst", "5",
+        env=cli_env,
     )  # fmt: skip
     assert created.returncode == 0, created.stderr
     limit = json.loads(created.stdout)
     assert (limit["origin"], limit["per_second"], limit["burst"]) == ("https://hooks.example.com:443", 2.5, 5)
     replaced = jobsched(
-        "-o", "json", "rate-limits", "set", "https://hooks.example.com:443", "--per-second", "1", "--burst", "1", env=cli_env
+        "-o", "json", "rate-limits", "set", "https://hooks.example.com:443", "--per-second", "1", "--burst", "1",
+        env=cli_env,
     )  # fmt: skip
     assert json.loads(replaced.stdout)["id"] == limit["id"]
     table = jobsched("rate-limits", "list", env=cli_env)

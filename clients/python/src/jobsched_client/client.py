@@ -1,4 +1,5 @@
-"""The synchronous client: `Client(url, token)` with `tasks`, `jobs`, `schedules`, `secrets`, `signing_secrets`, `rate_limits`.
+"""The synchronous client: `Client(url, token)` with `tasks`, `jobs`, `schedules`, `secrets`, `signing_secrets`,
+`rate_limits`.
 
 with Client("https://jobsched.example.com", token) as api:
     for task in api.tasks.list():
