@@ -7,6 +7,7 @@ from datetime import UTC, timedelta
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from jobs.fairness import TenantCursor
 from jobs.models import Job, JobStatus
@@ -91,3 +92,12 @@ def test_a_deleted_limit_and_an_ended_block_leave_no_bucket_and_the_jobs_go():
     ids = bulk_jobs(5, tenant_id="tenant-a", url=URL, next_attempt_at=db_now() - timedelta(seconds=1))
     assert {job.id for job in claim()} == set(ids)
     assert OriginBucket.objects.count() == 0  # the tenant costs the claim nothing more from now on
+
+
+def test_a_claim_for_tenants_without_buckets_sends_no_statement_more_than_the_walk():
+    rate_limit_set(tenant_id="tenant-z", origin=ORIGIN, per_second=1, burst=1)  # someone else's limit
+    ids = bulk_jobs(5, tenant_id="tenant-a", url=URL, next_attempt_at=db_now() - timedelta(seconds=1))
+    with CaptureQueriesContext(connection) as queries:
+        assert {job.id for job in claim()} == set(ids)
+    pacing = [query["sql"] for query in queries.captured_queries if "origin_buckets" in query["sql"]]
+    assert pacing and all("DISTINCT pending_tenant" in sql for sql in pacing)  # the walk's EXISTS, nothing else
