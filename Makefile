@@ -10,7 +10,7 @@ export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 .PHONY: run dev-env docs docs-build test test-sdk venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
 	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
-	bench-result-write cassandra cassandra-stop vitess vitess-stop vitess-migrate test-vitess \
+	bench-result-write bench-rate-limit cassandra cassandra-stop vitess vitess-stop vitess-migrate test-vitess \
 	bench-vitess clean test-terraform terraform-docs
 
 ## make os-packages: install (Debian, as root) or name (elsewhere) the system packages we build on.
@@ -105,7 +105,7 @@ k8s-validate: venv
 deploy-check: hadolint k8s-validate
 
 typecheck: venv
-	$(VENV)/bin/mypy jobsched_project api domain database console outbound tasks jobs history workers vault signing sharding bench
+	$(VENV)/bin/mypy jobsched_project api domain database console outbound tasks jobs history workers vault signing ratelimits sharding bench
 
 ## make bench: the whole system (run_scheduler, 2 x run_executor, run_reconciler) and Celery + Redis
 ## on the same 30,000 calls due at one second, in one run; figures on stdout and in .bench/system.json,
@@ -153,6 +153,12 @@ bench-dashboard: venv
 ## of 500); figures on stdout and in .bench/result_write.json. Own database (jobsched_console_bench).
 bench-result-write: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.result_write --log-entries 0 --rounds 40 $(BENCH_ARGS)
+
+## make bench-rate-limit: 2,000 jobs due at one second to a local receiver limited to 50/s (burst 50), two
+## executors, and 100 jobs of an unlimited tenant; the most arrivals in any second, each delivered once, the
+## other tenant's lateness; figures on stdout and in docs/bench/rate_limit.json. Own database (jobsched_bench_rate).
+bench-rate-limit: venv
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.rate_limit --jobs 2000 --per-second 50 --burst 50 $(BENCH_ARGS)
 
 ## make test-terraform: the Terraform provider (clients/terraform): build, go vet, unit tests, then the
 ## acceptance tests with the real terraform CLI (>= 1.11, from PATH or TERRAFORM=) against an API the tests

@@ -33,3 +33,14 @@ class JsonIntegerField(serializers.IntegerField):
         if isinstance(data, bool) or not integral:
             self.fail("invalid")
         return super().to_internal_value(int(data))
+
+
+class JsonNumberField(serializers.FloatField):
+    """A JSON number (integer or not), never a string, a boolean, NaN or an infinity."""
+
+    default_error_messages = {**serializers.FloatField.default_error_messages, "invalid": "Must be a number."}
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float) or data != data or abs(data) == float("inf"):
+            self.fail("invalid")
+        return super().to_internal_value(data)

@@ -48,6 +48,7 @@ PROBLEM_TYPES: dict[str, str] = {
     "task-paused": "The task is paused: nothing of it runs (retries and runs now included) until it is resumed.",
     "task-deleted": "The job's task was deleted (its pending and dead jobs were cancelled with it); not retryable.",
     "signing-secrets-limit": "The tenant already has two live signing secrets; delete one before creating another.",
+    "rate-limits-limit": "The tenant already has the most rate limits it may; delete one first.",
     "precondition-failed": "If-Match does not name the current version; `current_etag` says which is.",
     "precondition-required": "This edit needs If-Match with the ETag read.",
     "content-too-large": "The request body is larger than the API accepts.",
@@ -120,6 +121,7 @@ TAGS: list[dict[str, str]] = [
     {"name": "schedules", "description": "Preview a schedule's next runs before saving a task."},
     {"name": "secrets", "description": "Secrets a task sends as its Authorization header; write-only values."},
     {"name": "signing-secrets", "description": "Standard Webhooks signing secrets: every call is signed."},
+    {"name": "rate-limits", "description": "Calls per second to an origin, kept by every executor together."},
 ]
 
 # Example bodies of each problem type: (detail, other members).
@@ -157,6 +159,7 @@ _EXAMPLE_PROBLEMS: dict[str, tuple[str, dict[str, Any]]] = {
     "job-not-pending": ("Only a pending job can be cancelled; this one is not pending.", {}),
     "too-many-secrets": ("A tenant holds at most 500 secrets.", {}),
     "signing-secrets-limit": ("A tenant has at most 2 live signing secrets; delete one first.", {}),
+    "rate-limits-limit": ("A tenant has at most 100 rate limits; delete one first.", {}),
 }
 
 # The 409s each operation can answer; an operation not listed answers the generic `conflict`.
@@ -168,10 +171,17 @@ _CONFLICTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("post", "/v1/jobs/{job_id}/cancel"): ("job-not-pending",),
     ("put", "/v1/secrets/{name}"): ("too-many-secrets",),
     ("post", "/v1/signing-secrets"): ("signing-secrets-limit",),
+    ("post", "/v1/rate-limits"): ("rate-limits-limit",),
 }
 
 # What a 404 names, by the path's first segment (api.problems.not_found's words).
-_NOT_FOUND_THING = {"tasks": "task", "jobs": "job", "secrets": "secret", "signing-secrets": "signing secret"}
+_NOT_FOUND_THING = {
+    "tasks": "task",
+    "jobs": "job",
+    "secrets": "secret",
+    "signing-secrets": "signing secret",
+    "rate-limits": "rate limit",
+}
 
 
 def _validation_example(path: str, has_body: bool) -> tuple[str, dict[str, Any]]:
@@ -179,6 +189,9 @@ def _validation_example(path: str, has_body: bool) -> tuple[str, dict[str, Any]]
         return "limit: 1 to 200", {"errors": {"limit": ["1 to 200"]}}
     if path.startswith("/v1/tasks"):
         return "http.url: destination not allowed", {"errors": {"http.url": ["destination not allowed"]}}
+    if path.startswith("/v1/rate-limits"):
+        reason = "only http and https origins"
+        return f"origin: {reason}", {"errors": {"origin": [reason]}}
     if path.startswith("/v1/schedules"):
         reason = "not a valid cron expression"
         return f"cron: {reason}", {"errors": {"cron": [reason]}}

@@ -31,6 +31,7 @@ STATEMENT_NAMES = (
     ("result_update_tasks", "STRAIGHT_JOIN tasks AS t"),
     ("claim_mark_running", "SET status = 'running'"),
     ("fair_walk", "DISTINCT pending_tenant"),
+    ("pacing", "origin_buckets"),
     ("fair_take_first", "(pending_tenant, priority, next_attempt_at, id) IN"),
     ("fair_take", "FOR UPDATE SKIP LOCKED"),
     ("claim_due_priorities", "AS priority"),

@@ -3,9 +3,10 @@
 from django.contrib import admin
 
 from console.job_admin import DeadJobAdmin, JobAdmin
+from console.rate_limit_admin import OriginBucketAdmin, RateLimitAdmin
 from console.task_admin import TaskAdmin, TenantLimitsAdmin
 
-__all__ = ["DeadJobAdmin", "JobAdmin", "TaskAdmin", "TenantLimitsAdmin"]
+__all__ = ["DeadJobAdmin", "JobAdmin", "OriginBucketAdmin", "RateLimitAdmin", "TaskAdmin", "TenantLimitsAdmin"]
 
 CONSOLE_NAME = "jobsched support console"
 admin.site.site_header = CONSOLE_NAME

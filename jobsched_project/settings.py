@@ -283,6 +283,7 @@ INSTALLED_APPS = [
     "jobs",
     "history",
     "signing",
+    "ratelimits",
     "workers",
     "vault",
 ]

@@ -11,6 +11,7 @@ urlpatterns = [
     path("v1/", include("tasks.urls")),
     path("v1/", include("jobs.urls")),
     path("v1/", include("signing.urls")),
+    path("v1/", include("ratelimits.urls")),
     path("v1/", include("vault.urls")),
     path("admin/", admin.site.urls),
     path("", edge_views.home, name="home"),

@@ -38,13 +38,15 @@ ALLOWED: dict[str, set[str]] = {
     "tasks": {*_PRIMITIVES, "api", "vault", "sharding"},
     "history": {"domain", "database"},
     "signing": {*_PRIMITIVES, "api", "tasks", "vault"},
-    "jobs": {*_PRIMITIVES, "api", "tasks", "history", "signing", "sharding"},
-    "console": {*_PRIMITIVES, "tasks", "history", "signing", "jobs"},
-    "workers": {*_PRIMITIVES, "api", "vault", "tasks", "history", "signing", "jobs", "sharding"},
+    "ratelimits": {*_PRIMITIVES, "api"},
+    "jobs": {*_PRIMITIVES, "api", "tasks", "history", "signing", "sharding", "ratelimits"},
+    "console": {*_PRIMITIVES, "tasks", "history", "signing", "jobs", "ratelimits"},
+    "workers": {*_PRIMITIVES, "api", "vault", "tasks", "history", "signing", "jobs", "sharding", "ratelimits"},
     "jobsched_project": {"api", "history"},
     "bench": {
         *_PRIMITIVES,
         *("api", "vault", "tasks", "history", "signing", "jobs", "console", "workers", "sharding", "tests"),
+        "ratelimits",
     },
 }
 # Listed before it is built (the outbound package comes with the executor's split): absent is fine.

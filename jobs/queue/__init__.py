@@ -4,7 +4,7 @@ The SQL is in jobs/sql/*.sql (named blocks, named parameters), the row mappers
 sit beside the statements, and callers ask for what they need:
 
 - executor: `claim_due`, `release_claims` (a prefetched job never called), `record_results` (claims.py,
-  results.py)
+  results.py); rate limits per origin, kept inside the claim, and `block_origins` (Retry-After) (pacing.py)
 - scheduler: `schedule_due_tasks`, `max_allowed_packet` (scheduling.py)
 - reconciler: `sweep_expired_leases` (leases.py)
 - task health, written by both the result write and the sweep: `task_health.update_task_health` (task_health.py)
@@ -33,6 +33,7 @@ from jobs.queue.lifecycle import (
     purge_expired_run_requests,
     run_request_job,
 )
+from jobs.queue.pacing import OriginBlock, block_origins
 from jobs.queue.results import RESULT_COLUMNS, JobResult, Outcome, WriteReport, record_results
 from jobs.queue.scheduling import DueTask, max_allowed_packet, schedule_due_tasks
 from jobs.queue.support import (
@@ -54,10 +55,12 @@ __all__ = [
     "DeadCounts",
     "DueTask",
     "JobResult",
+    "OriginBlock",
     "Outcome",
     "TenantDead",
     "WriteReport",
     "bind_run_request",
+    "block_origins",
     "cancel_pending_job",
     "cancel_task_jobs",
     "claim_due",

@@ -25,6 +25,7 @@ from django.db import connection, transaction
 from django.db.utils import OperationalError
 
 from jobs.fairness import TenantCursor, cursor_after, interleave, next_round, share_slots
+from jobs.queue import pacing
 from jobs.queue.statements import QUERIES, STATEMENTS
 from tasks import limits
 
@@ -188,6 +189,7 @@ class _Walk:
         self.passes: list[str | None] = [None, start] if start else [None]  # each pass's upper bound
         self.after = start
         self.walked: list[str] = []
+        self.paced: set[str] = set()  # tenants with rate-limit buckets (jobs.queue.pacing)
 
     def next_chunk(self, size: int, *, dirty: bool = False) -> list[tuple[str, Any]]:
         """Up to `size` more (tenant, key of its first due job or None), across the wrap; [] once walked round.
@@ -208,10 +210,11 @@ class _Walk:
                 _statement("fair_walk", self.levels, bound=bound),
                 {"after": self.after, "until": until, "limit": want, "lookahead_seconds": self.lookahead_seconds},
             )
-            rows = [
-                (tenant, None if job_id is None else (tenant, priority, next_attempt_at, job_id))
-                for tenant, priority, next_attempt_at, job_id in self.db.fetchall()
-            ]
+            rows = []
+            for tenant, priority, next_attempt_at, job_id, paced in self.db.fetchall():
+                rows.append((tenant, None if job_id is None else (tenant, priority, next_attempt_at, job_id)))
+                if paced:
+                    self.paced.add(tenant)
             self.walked.extend(tenant for tenant, _ in rows)
             chunk.extend(rows)
             if rows:
@@ -250,11 +253,14 @@ def _take(
     first_due: dict[str, Any],
     levels: list[int],
     lookahead_seconds: float,
+    paced: set[str],
 ) -> list[tuple[Any, ...]]:
     """Lock each tenant's share of due jobs and mark them running; return the rows.
 
     A share of one with a known first due job is taken by its key (one statement for all of them),
-    larger shares by one UNION ALL branch per tenant (at most free / 2 tenants).
+    larger shares by one UNION ALL branch per tenant (at most free / 2 tenants). The `paced`
+    tenants' rows pass their origins' rate limits first (`pacing.pace`): those held back stay
+    pending, locked by this transaction until it commits, and are not returned.
     """
     by_id = [first_due[tenant] for tenant, share in shares.items() if share == 1 and tenant in first_due]
     by_branch = [tenant for tenant, share in shares.items() if share > 1 or (share == 1 and tenant not in first_due)]
@@ -274,6 +280,8 @@ def _take(
             params[f"limit_{n}"] = shares[tenant]
         db.execute(query, params)
         rows.extend(db.fetchall())
+    if paced and rows:
+        rows = pacing.pace(db, rows, paced=paced)
     if rows:
         marked = [(row[0],) for row in rows]
         db.execute(
@@ -352,6 +360,7 @@ def _claim_fair_share_once(
                             first_due=first_due,
                             levels=levels,
                             lookahead_seconds=lookahead_seconds,
+                            paced=walk.paced,
                         ):
                             taken.setdefault(row[1], []).append(row)
                             remaining -= 1
@@ -380,6 +389,7 @@ def _claim_fair_share_once(
                     first_due={},
                     levels=levels,
                     lookahead_seconds=lookahead_seconds,
+                    paced=walk.paced,
                 )
                 got = {}
                 for row in rows:

@@ -191,7 +191,10 @@ WHERE j.status = 'running'
 -- jobs_claim_idx for the first due job (it matches the ORDER BY ... LIMIT 1) and read every due
 -- job of the other tenants before reaching this one's: 4.4 million rows and 2.3 s per walk in
 -- `make bench` (30,000 jobs, 100 tenants), against 100 rows and under 1 ms with the right index.
-SELECT t.tenant_id, j.priority, j.next_attempt_at, j.id
+-- paced: whether the tenant has a rate-limit bucket (jobs.queue.pacing), one dive into
+-- origin_buckets_tenant_origin_uniq per tenant; for a tenant without any the claim sends nothing more.
+SELECT t.tenant_id, j.priority, j.next_attempt_at, j.id,
+       EXISTS (SELECT 1 FROM origin_buckets AS p WHERE p.tenant_id = t.tenant_id) AS paced
 FROM (SELECT DISTINCT pending_tenant AS tenant_id
       FROM jobs FORCE INDEX (jobs_tenant_due_idx)
       WHERE pending_tenant > %(after)s {bound}

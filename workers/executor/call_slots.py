@@ -55,6 +55,8 @@ class CallSlots:
     on_result: Callable[[JobResult], None]
     on_give_back: Callable[[ClaimedJob, bool], None]  # (job, slow): never called; its claim goes back
     on_done: Callable[[ClaimedJob], None]  # a held job is answered (or its call crashed)
+    # (job, seconds): its origin answered 429 or 503 with Retry-After (ResultWriter.block_origin).
+    on_block: Callable[[ClaimedJob, int], None] = lambda job, seconds: None
     ready: deque[ClaimedJob] = field(default_factory=deque, init=False)  # due, waiting for a slot (in order)
     calls: int = field(default=0, init=False)  # in flight (counted here: `inflight` drops a task after its finally)
     inflight: set[asyncio.Task[None]] = field(default_factory=set, init=False)
@@ -142,6 +144,9 @@ class CallSlots:
         try:
             began = time.monotonic()
             delivery = await send_with_credentials(job, client=self.client, credentials=self.credentials)
+            retry_after = retry_after_for(delivery.http_status, delivery.retry_after, now=datetime.now(UTC))
+            if retry_after:
+                self.on_block(job, retry_after)  # the origin, for every task of the tenant, not only this job
             self.on_result(
                 decide(
                     job_id=job.id,
@@ -153,9 +158,7 @@ class CallSlots:
                     error=delivery.error,
                     response_body=delivery.response_body,
                     duration_ms=round((time.monotonic() - began) * 1000),
-                    retry_after_seconds=retry_after_for(
-                        delivery.http_status, delivery.retry_after, now=datetime.now(UTC)
-                    ),
+                    retry_after_seconds=retry_after,
                 )
             )
         except Exception:

@@ -5,7 +5,8 @@ batches cost the database less per result), after a short wait that gathers resu
 finishing together. A batch that failed is written again after a backoff: if the lost
 reply hid a commit, or the lease ran out meanwhile, the fence drops the repeat (counted
 as dropped), which is right. Give-backs (`jobs.queue.release_claims`) go out first, one
-statement each time.
+statement each time, then the origins' Retry-After blocks (`jobs.queue.block_origins`), before
+the results that asked for them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
-from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport, record_results, release_claims
+from jobs.queue import (
+    ClaimedJob,
+    JobResult,
+    OriginBlock,
+    Outcome,
+    WriteReport,
+    block_origins,
+    record_results,
+    release_claims,
+)
+from ratelimits.origins import origin_of_url
 from workers.loop import DATABASE_ERRORS, describe
 from workers.metrics import EXECUTOR_FENCE_DROPS, EXECUTOR_RELEASED, EXECUTOR_RESULTS
 
@@ -37,6 +48,7 @@ class ResultWriter:
     once: bool = False  # any database error ends the run instead of a retry
     results: list[JobResult] = field(default_factory=list, init=False)
     releases: list[ClaimedJob] = field(default_factory=list, init=False)  # claims to give back
+    blocks: list[OriginBlock] = field(default_factory=list, init=False)  # origins that sent Retry-After
     _ready: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _closing: bool = field(default=False, init=False)
 
@@ -48,6 +60,13 @@ class ResultWriter:
         self.releases.append(job)
         self._ready.set()
 
+    def block_origin(self, job: ClaimedJob, seconds: int) -> None:
+        """The job's origin asked to be left alone for `seconds`: hold back the tenant's calls to it."""
+        origin = origin_of_url(job.url)
+        if origin is not None and seconds > 0:
+            self.blocks.append(OriginBlock(job.tenant_id, origin, seconds))
+            self._ready.set()
+
     def close(self) -> None:
         """Write what is queued, then end `run()`."""
         self._closing = True
@@ -57,10 +76,12 @@ class ResultWriter:
         while True:
             if self.releases:
                 await self._write_releases()
+            if self.blocks:
+                await self._write_blocks()
             if not self.results:
-                if self._closing and not self.releases:
+                if self._closing and not self.releases and not self.blocks:
                     return
-                if not self.releases:
+                if not self.releases and not self.blocks:
                     self._ready.clear()
                     await self._ready.wait()
                 continue
@@ -104,6 +125,26 @@ class ResultWriter:
             )
         self.tally.dropped += len(report.dropped)
         EXECUTOR_FENCE_DROPS.inc(len(report.dropped))
+
+    async def _write_blocks(self) -> None:
+        """Write the queued Retry-After blocks in one statement; ones that failed are dropped (logged).
+
+        A block only slows an origin down: losing one costs calls the origin will refuse again
+        (and block again), never a job.
+        """
+        blocks, self.blocks = self.blocks, []
+        try:
+            await self.db.call(block_origins, blocks=blocks)
+        except DATABASE_ERRORS as exc:
+            if self.once:
+                raise
+            self.db.failed()
+            logger.warning(
+                "origin blocks not written",
+                extra={"event": "origin_block_failed", "origins": len(blocks), "error": describe(exc)},
+            )
+            return
+        self.db.answered()
 
     async def _write_releases(self) -> None:
         """Give back the queued claims in one statement; one that failed is left to the reconciler.

@@ -170,6 +170,7 @@ class Executor:
             on_result=writer.add,
             on_give_back=give_back,
             on_done=claimer.done,
+            on_block=writer.block_origin,
         )
         timetable = Timetable(
             clock=self.clock,

@@ -44,3 +44,16 @@ def test_the_async_client_exports_and_imports(base_url: str, token: str) -> None
             assert labelled == ["async"]
 
     asyncio.run(scenario())
+
+
+def test_the_async_client_sets_lists_and_deletes_rate_limits(base_url: str, token: str) -> None:
+    async def scenario() -> None:
+        async with AsyncClient(base_url, token) as api:
+            limit = await api.rate_limits.set("https://a.example", per_second=3, burst=2)
+            assert limit.origin == "https://a.example:443"
+            assert [r.id async for r in api.rate_limits.list()] == [limit.id]
+            assert (await api.rate_limits.get(limit.id)).burst == 2
+            await api.rate_limits.delete(limit.id)
+            assert (await api.rate_limits.page()).results == []
+
+    asyncio.run(scenario())

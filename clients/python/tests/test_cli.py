@@ -104,6 +104,30 @@ def test_signing_secrets(cli_env: dict[str, str]) -> None:
     assert jobsched("signing-secrets", "delete", created["id"], env=cli_env).returncode == 0
 
 
+def test_rate_limits_set_list_replace_delete(cli_env: dict[str, str]) -> None:
+    created = jobsched(
+        "-o", "json", "rate-limits", "set", "HTTPS://Hooks.Example.com", "--per-second", "2.5", "--burst", "5",
+        env=cli_env,
+    )  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    limit = json.loads(created.stdout)
+    assert (limit["origin"], limit["per_second"], limit["burst"]) == ("https://hooks.example.com:443", 2.5, 5)
+    replaced = jobsched(
+        "-o", "json", "rate-limits", "set", "https://hooks.example.com:443", "--per-second", "1", "--burst", "1",
+        env=cli_env,
+    )  # fmt: skip
+    assert json.loads(replaced.stdout)["id"] == limit["id"]
+    table = jobsched("rate-limits", "list", env=cli_env)
+    header, row = table.stdout.splitlines()
+    assert header.split()[:2] == ["ID", "ORIGIN"] and row.split() == [limit["id"], limit["origin"], "1", "1"]
+    bad = jobsched("rate-limits", "set", "ftp://x.example", "--per-second", "1", "--burst", "1", env=cli_env)
+    assert bad.returncode == exit_codes.INVALID and "origin" in bad.stderr
+    assert jobsched("rate-limits", "delete", limit["id"], env=cli_env).returncode == 0
+    assert json.loads(jobsched("-o", "json", "rate-limits", "list", env=cli_env).stdout) == []
+    missing = jobsched("rate-limits", "get", limit["id"], env=cli_env)
+    assert missing.returncode == exit_codes.NOT_FOUND
+
+
 def test_profiles_with_a_token_command_and_env_overrides(
     cli_env: dict[str, str], server_env: dict[str, str], base_url: str
 ) -> None:

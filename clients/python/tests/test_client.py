@@ -110,6 +110,21 @@ def test_secrets_and_signing_secrets(api: Client) -> None:
     assert api.signing_secrets.list() == []
 
 
+def test_rate_limits_set_replace_page_and_delete(api: Client) -> None:
+    first = api.rate_limits.set("HTTPS://Hooks.Example.com", per_second=2.5, burst=5)
+    assert (first.origin, first.per_second, first.burst) == ("https://hooks.example.com:443", 2.5, 5)
+    assert api.rate_limits.set("https://hooks.example.com:443", per_second=1, burst=1).id == first.id
+    second = api.rate_limits.set("http://127.0.0.1:9", per_second=10, burst=10)
+    page = api.rate_limits.page(limit=1)
+    assert [r.id for r in page.results] == [second.id] and page.next_cursor is not None
+    assert [r.id for r in api.rate_limits.list(limit=1)] == [second.id, first.id]
+    with pytest.raises(ValidationFailed):
+        api.rate_limits.set("ftp://x.example", per_second=1, burst=1)
+    api.rate_limits.delete(first.id)
+    with pytest.raises(NotFound):
+        api.rate_limits.get(first.id)
+
+
 def test_another_tenants_task_is_not_found(api: Client, base_url: str, _tokens) -> None:
     task = api.tasks.create(spec("mine"))
     _, other_token = next(_tokens)

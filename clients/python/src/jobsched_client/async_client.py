@@ -27,6 +27,7 @@ from jobsched_client.models import (
     Job,
     Page,
     Preview,
+    RateLimit,
     Schedule,
     Secret,
     SigningSecret,
@@ -63,6 +64,7 @@ class AsyncClient:
         self.schedules = AsyncSchedules(self)
         self.secrets = AsyncSecrets(self)
         self.signing_secrets = AsyncSigningSecrets(self)
+        self.rate_limits = AsyncRateLimits(self)
 
     async def _exchange(self, call: ops.Call[Any], *, stream: bool = False) -> httpx.Response:
         """Send one call; retry 429/503 as the policy says; raise the typed error for any other failure."""
@@ -241,3 +243,20 @@ class AsyncSigningSecrets(_AsyncResource):
 
     async def delete(self, secret_id: str) -> None:
         await self._send(ops.signing_secrets_delete(secret_id))
+
+
+class AsyncRateLimits(_AsyncResource):
+    def list(self, *, limit: int | None = None) -> AsyncIterator[RateLimit]:
+        return aiterate_pages(lambda cursor: self.page(cursor=cursor, limit=limit))
+
+    async def page(self, *, cursor: str | None = None, limit: int | None = None) -> Page[RateLimit]:
+        return await self._send(ops.rate_limits_page(cursor=cursor, limit=limit))
+
+    async def set(self, origin: str, *, per_second: float, burst: int) -> RateLimit:
+        return await self._send(ops.rate_limits_set(origin=origin, per_second=per_second, burst=burst))
+
+    async def get(self, limit_id: str) -> RateLimit:
+        return await self._send(ops.rate_limits_get(limit_id))
+
+    async def delete(self, limit_id: str) -> None:
+        await self._send(ops.rate_limits_delete(limit_id))

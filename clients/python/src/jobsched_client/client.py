@@ -1,4 +1,5 @@
-"""The synchronous client: `Client(url, token)` with `tasks`, `jobs`, `schedules`, `secrets`, `signing_secrets`.
+"""The synchronous client: `Client(url, token)` with `tasks`, `jobs`, `schedules`, `secrets`, `signing_secrets`,
+`rate_limits`.
 
 with Client("https://jobsched.example.com", token) as api:
     for task in api.tasks.list():
@@ -23,6 +24,7 @@ from jobsched_client.models import (
     Job,
     Page,
     Preview,
+    RateLimit,
     Schedule,
     Secret,
     SigningSecret,
@@ -67,6 +69,7 @@ class Client:
         self.schedules = Schedules(self)
         self.secrets = Secrets(self)
         self.signing_secrets = SigningSecrets(self)
+        self.rate_limits = RateLimits(self)
 
     def _exchange(self, call: ops.Call[Any], *, stream: bool = False) -> httpx.Response:
         """Send one call; retry 429/503 as the policy says; raise the typed error for any other failure."""
@@ -277,3 +280,24 @@ class SigningSecrets(_Resource):
 
     def delete(self, secret_id: str) -> None:
         self._send(ops.signing_secrets_delete(secret_id))
+
+
+class RateLimits(_Resource):
+    """`/v1/rate-limits`: calls per second to an origin, kept by every executor."""
+
+    def list(self, *, limit: int | None = None) -> Iterator[RateLimit]:
+        """Every limit, newest first, page by page."""
+        return iterate_pages(lambda cursor: self.page(cursor=cursor, limit=limit))
+
+    def page(self, *, cursor: str | None = None, limit: int | None = None) -> Page[RateLimit]:
+        return self._send(ops.rate_limits_page(cursor=cursor, limit=limit))
+
+    def set(self, origin: str, *, per_second: float, burst: int) -> RateLimit:
+        """Create or replace the limit for `origin` (scheme://host[:port])."""
+        return self._send(ops.rate_limits_set(origin=origin, per_second=per_second, burst=burst))
+
+    def get(self, limit_id: str) -> RateLimit:
+        return self._send(ops.rate_limits_get(limit_id))
+
+    def delete(self, limit_id: str) -> None:
+        self._send(ops.rate_limits_delete(limit_id))

@@ -328,6 +328,23 @@ class SigningSecretCreated:
     secret: str = field(repr=False)
 
 
+# --- rate limits -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A tenant's rate limit for one origin (scheme://host:port), kept by every executor."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("RateLimitOutput",)
+
+    id: str
+    origin: str
+    per_second: float
+    burst: int
+    created_at: datetime
+    updated_at: datetime
+
+
 # --- pages -----------------------------------------------------------------------------
 
 
@@ -358,4 +375,5 @@ MODELS: tuple[type, ...] = (
     Secret,
     SigningSecret,
     SigningSecretCreated,
+    RateLimit,
 )

@@ -23,6 +23,7 @@ from jobsched_client.models import (
     Job,
     Page,
     Preview,
+    RateLimit,
     Schedule,
     Secret,
     SigningSecret,
@@ -61,6 +62,10 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "signing_secrets_create": ("POST", "/v1/signing-secrets"),
     "signing_secrets_get": ("GET", "/v1/signing-secrets/{secret_id}"),
     "signing_secrets_delete": ("DELETE", "/v1/signing-secrets/{secret_id}"),
+    "rate_limits_list": ("GET", "/v1/rate-limits"),
+    "rate_limits_set": ("POST", "/v1/rate-limits"),
+    "rate_limits_get": ("GET", "/v1/rate-limits/{limit_id}"),
+    "rate_limits_delete": ("DELETE", "/v1/rate-limits/{limit_id}"),
 }
 SCHEMA_PATH = "/v1/schema"
 MERGE_PATCH = "application/merge-patch+json"
@@ -273,3 +278,24 @@ def signing_secrets_delete(secret_id: str) -> Call[None]:
 
 def schema() -> Call[dict[str, Any]]:
     return Call("schema", "GET", SCHEMA_PATH, lambda response: response.json(), headers={"Accept": "application/json"})
+
+
+# --- rate limits ---------------------------------------------------------------------------
+
+
+def rate_limits_page(*, cursor: str | None, limit: int | None) -> Call[Page[RateLimit]]:
+    return _call("rate_limits_list", _page(RateLimit), params={"cursor": cursor, "limit": limit})
+
+
+def rate_limits_set(*, origin: str, per_second: float, burst: int) -> Call[RateLimit]:
+    """Create or replace the limit for `origin` (201 or 200: the same model either way)."""
+    body = {"origin": origin, "per_second": per_second, "burst": burst}
+    return _call("rate_limits_set", _model(RateLimit), json=body)
+
+
+def rate_limits_get(limit_id: str) -> Call[RateLimit]:
+    return _call("rate_limits_get", _model(RateLimit), path_args={"limit_id": limit_id})
+
+
+def rate_limits_delete(limit_id: str) -> Call[None]:
+    return _call("rate_limits_delete", _nothing, path_args={"limit_id": limit_id})
