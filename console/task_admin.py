@@ -27,7 +27,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from console.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted, shown_time
-from console.masking import mask_body, mask_url
+from domain.masking import mask_body, mask_url
 from domain.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_tenant_id
 from tasks import limits, pausing, services
 from tasks.labels import LabelError, parse_selector
