@@ -4,8 +4,9 @@ from django.contrib import admin
 
 from console.job_admin import DeadJobAdmin, JobAdmin
 from console.task_admin import TaskAdmin, TenantLimitsAdmin
+from console.task_change_admin import TaskChangeAdmin
 
-__all__ = ["DeadJobAdmin", "JobAdmin", "TaskAdmin", "TenantLimitsAdmin"]
+__all__ = ["DeadJobAdmin", "JobAdmin", "TaskAdmin", "TaskChangeAdmin", "TenantLimitsAdmin"]
 
 CONSOLE_NAME = "jobsched support console"
 admin.site.site_header = CONSOLE_NAME
