@@ -135,6 +135,7 @@ def _shown(value: Any, *, secret: bool, url: bool) -> tuple[Any, bool, bool]:
     value = _json_value(value)
     if secret:
         return MASK, True, False
+    shown: Any
     if isinstance(value, str):
         shown = mask_url(value) if url else mask_value(value)
         masked = shown != value

@@ -87,12 +87,12 @@ def update_task_health(cursor: Any, attempts: Iterable[TaskAttempt]) -> list[tup
             reasons.append(state.paused_reason)
     if rows:  # jobs without a task row (tests, benches) have nothing to update
         cursor.execute(STATEMENTS["result_update_tasks"].render(db, None, rows, columns=TASK_HEALTH_COLUMNS))
-    for (tenant_id, task_id), reason in zip(paused, reasons, strict=True):
+    for (tenant_id, paused_id), reason in zip(paused, reasons, strict=True):
         # The caller's transaction: the pause and its record commit together. Rare (a task pauses
         # once per run of dead jobs), so one INSERT per paused task, never per job. No version: an
         # auto-pause leaves the ETag to the tenant's edits.
         changes.record_change(
-            task_id=task_id,
+            task_id=paused_id,
             tenant_id=tenant_id,
             action=TaskChangeAction.AUTO_PAUSE,
             actor=changes.SYSTEM_ACTOR,

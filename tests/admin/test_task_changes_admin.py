@@ -1,4 +1,4 @@
-"""The audit trail in the console: staff actions recorded as `staff:<username>`, shown on the task, filtered, read-only."""
+"""The audit trail in the console: staff actions recorded as `staff:<name>`, shown on the task, filtered, read-only."""
 
 from __future__ import annotations
 

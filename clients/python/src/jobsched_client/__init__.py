@@ -36,6 +36,8 @@ from jobsched_client.models import (
     SigningSecret,
     SigningSecretCreated,
     Task,
+    TaskChange,
+    TaskChangeField,
     TaskSpec,
 )
 from jobsched_client.retry import NO_RETRY, RetryPolicy
@@ -72,6 +74,8 @@ __all__ = [
     "SigningSecret",
     "SigningSecretCreated",
     "Task",
+    "TaskChange",
+    "TaskChangeField",
     "TaskSpec",
     "TransportError",
     "Unauthorized",

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import yaml
 
-from jobsched_client.models import Job, PreviewRun, Secret, SigningSecret, Task, to_json
+from jobsched_client.models import Job, PreviewRun, Secret, SigningSecret, Task, TaskChange, to_json
 
 FORMATS = ("table", "json", "yaml")
 
@@ -47,6 +47,12 @@ COLUMNS: dict[type, list[tuple[str, Callable[[Any], object]]]] = {
         ("ID", lambda s: s.id),
         ("CREATED", lambda s: to_json(s.created_at)),
         ("EXPIRES", lambda s: to_json(s.expires_at) or "-"),
+    ],
+    TaskChange: [
+        ("AT", lambda c: to_json(c.at)),
+        ("ACTION", lambda c: c.action),
+        ("ACTOR", lambda c: c.actor),
+        ("FIELDS", lambda c: ",".join(entry.field for entry in c.changes) or "-"),
     ],
     PreviewRun: [
         ("AT (UTC)", lambda r: to_json(r.at)),
