@@ -90,6 +90,11 @@ def snapshot(task: Task) -> dict[str, Any]:
     return values
 
 
+def created(task: Task) -> list[dict[str, Any]]:
+    """A create's entries: every field the new task sets (unset and empty ones left out), old values null."""
+    return diff({}, {name: value for name, value in snapshot(task).items() if value not in (None, "", {}, [])})
+
+
 def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The entries of what changed from `old` to `new` (model field names; a create's `old` is {})."""
     entries: list[dict[str, Any]] = []

@@ -146,7 +146,7 @@ def task_create(
                 tenant_id=tenant_id,
                 action=action,
                 actor=actor,
-                changes=audit.diff({}, audit.snapshot(task)),
+                changes=audit.created(task),
                 version=task.version,
                 at=now,
             )
@@ -298,6 +298,8 @@ def task_pause(*, tenant_id: str, task_id: uuid.UUID, actor: str, reason: str = 
             .filter(status=TaskStatus.ACTIVE)
             .update(status=TaskStatus.PAUSED, paused_reason=reason, version=F("version") + 1, updated_at=now)
         )
+        # Read in the transaction: the version this pause made, for its record and the answer.
+        task = _get_live(tenant_id, task_id)
         if updated:
             # An active task has no paused_reason (a resume clears it).
             audit.record_change(
@@ -309,12 +311,11 @@ def task_pause(*, tenant_id: str, task_id: uuid.UUID, actor: str, reason: str = 
                     {"status": TaskStatus.ACTIVE, "paused_reason": ""},
                     {"status": TaskStatus.PAUSED, "paused_reason": reason},
                 ),
-                version=_live(tenant_id, task_id).values_list("version", flat=True).first(),
+                version=task.version,
                 at=now,
             )
             # Same transaction: the pending jobs (retries included) leave the queue with the pause.
             task_stopped.send(sender=Task, tenant_id=tenant_id, task_id=task_id, deleted=False)
-    task = _get_live(tenant_id, task_id)
     if updated:
         logger.info("task paused", extra={"event": "task_paused", "task_id": str(task_id)})
     return task

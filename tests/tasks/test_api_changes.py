@@ -67,6 +67,7 @@ def test_a_create_is_recorded_with_its_actor_and_every_field_new(alice):
     assert fields["schedule"]["new"] == {"cron": "0 9 * * 1-5", "timezone": "Europe/Madrid"}
     assert fields["labels.env"]["new"] == "prod"
     assert fields["http.headers.X-Team"]["new"] == "billing"
+    assert {"paused_reason", "secret_ref", "auto_pause_after"}.isdisjoint(fields)  # unset ones are left out
 
 
 def test_a_token_without_a_subject_is_recorded_as_its_tenant(owner):
