@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -148,3 +150,24 @@ def test_the_purge_statement_reads_the_time_index():
         cursor.execute("EXPLAIN " + changes.PURGE_STATEMENT, {"cutoff": timezone.now(), "limit": 10})
         plan = cursor.fetchall()
     assert "task_changes_at_idx" in str(plan)
+
+
+# --- one owner -----------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+# The console reads records for its pages (never writes: its admin is read-only, tested there).
+READERS = {"console/task_change_admin.py"}
+WRITES_OR_SQL = re.compile(
+    r"TaskChange\.objects|(?<!class )TaskChange\(|\b(FROM|UPDATE|INTO|JOIN)\s+`?task_changes\b", re.I
+)
+
+
+def test_only_tasks_changes_runs_statements_on_task_changes():
+    """No other module writes a record or carries SQL on the table: one owner, as jobs.queue for the queue."""
+    holders = sorted(
+        str(path.relative_to(ROOT))
+        for package in ("api", "console", "domain", "jobs", "signing", "tasks", "vault", "workers", "history")
+        for path in (ROOT / package).rglob("*.py")
+        if "migrations" not in path.parts and WRITES_OR_SQL.search(path.read_text())
+    )
+    assert holders == sorted({"tasks/changes.py", *READERS})
