@@ -156,6 +156,24 @@ def tenant_of(request: Any) -> str:
     return tenant
 
 
+SUBJECT_CLAIM = "sub"
+MAX_SUBJECT_LENGTH = 190  # an audit record's actor is at most 200 characters
+
+
+def actor_of(request: Any) -> str:
+    """Who makes a change through the API, for the audit trail: "token:<sub>", or "tenant:<id>" without a `sub`.
+
+    The subject is the identity provider's name for the caller inside the tenant (a user, a
+    service); tokens issued without one are the tenant's as a whole. Prefixed, so no token's
+    subject can read as a staff user ("staff:...") or the system.
+    """
+    claims = request.auth if isinstance(request.auth, dict) else {}
+    subject = claims.get(SUBJECT_CLAIM)
+    if isinstance(subject, str) and subject.strip():
+        return f"token:{subject.strip()[:MAX_SUBJECT_LENGTH]}"
+    return f"tenant:{tenant_of(request)}"
+
+
 class IsTenant(permissions.BasePermission):
     """Allow only requests authenticated as a tenant (the default for every API view)."""
 

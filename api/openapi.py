@@ -114,7 +114,7 @@ TAGS: list[dict[str, str]] = [
     {
         "name": "tasks",
         "description": "Tasks: an HTTP call on a cron schedule or at one time; run now, dry run, "
-        "preview, pause, resume, and a task's job history.",
+        "preview, pause, resume, a task's job history and its changes (audit trail).",
     },
     {"name": "jobs", "description": "Jobs: one run of a task each; read, retry a dead one, cancel a pending one."},
     {"name": "dlq", "description": "The dead-letter queue: jobs that ran out of attempts."},

@@ -1,4 +1,4 @@
-"""Time the support console's masking (console.masking) on bodies built against it.
+"""Time the support console's masking (domain.masking) on bodies built against it.
 
     python -m bench.masking [--sizes 16384,65536] [--before REV] [--before-sizes 4096,16384]
 
@@ -47,13 +47,16 @@ def adversarial_bodies(size: int) -> dict[str, str]:
 
 
 def _module_at(revision: str):
-    """console/masking.py as it was at `revision`, loaded as a module of its own."""
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{revision}:console/masking.py"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    """The masking module as it was at `revision` (domain/masking.py, console/masking.py before the audit trail)."""
+    for path in ("domain/masking.py", "console/masking.py"):
+        shown = subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{revision}:{path}"], check=False, capture_output=True, text=True
+        )
+        if shown.returncode == 0:
+            source = shown.stdout
+            break
+    else:
+        raise SystemExit(f"no masking module at {revision}")
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
         file.write(source)
     spec = importlib.util.spec_from_file_location("masking_before", file.name)
@@ -90,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
 
     sys.path.insert(0, str(ROOT))
-    from console import masking
+    from domain import masking
 
     report: dict = {
         "machine": {"cores": os.cpu_count(), "load_1m": round(os.getloadavg()[0], 2)},

@@ -5,8 +5,17 @@ from django.contrib import admin
 from console.job_admin import DeadJobAdmin, JobAdmin
 from console.rate_limit_admin import OriginBucketAdmin, RateLimitAdmin
 from console.task_admin import TaskAdmin, TenantLimitsAdmin
+from console.task_change_admin import TaskChangeAdmin
 
-__all__ = ["DeadJobAdmin", "JobAdmin", "OriginBucketAdmin", "RateLimitAdmin", "TaskAdmin", "TenantLimitsAdmin"]
+__all__ = [
+    "DeadJobAdmin",
+    "JobAdmin",
+    "OriginBucketAdmin",
+    "RateLimitAdmin",
+    "TaskAdmin",
+    "TaskChangeAdmin",
+    "TenantLimitsAdmin",
+]
 
 CONSOLE_NAME = "jobsched support console"
 admin.site.site_header = CONSOLE_NAME

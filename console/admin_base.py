@@ -18,8 +18,8 @@ from django.db.models import Q, QuerySet
 from django.utils import formats, timezone
 from django.utils.html import format_html
 
-from console.masking import mask_headers
 from domain.ids import parse_id
+from domain.masking import mask_headers
 
 
 class CappedCountPaginator(Paginator):

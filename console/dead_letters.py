@@ -4,7 +4,7 @@
   queue's guarded UPDATE, with staggered due times; nothing here re-implements it);
 - the DLQ summary (one bounded query, `jobs.queue.dead_jobs_by_tenant`).
 
-Masking credentials is `console.masking`; the capped paginator is
+Masking credentials is `domain.masking`; the capped paginator is
 `console.admin_base`, shared with the task admin.
 """
 

@@ -32,9 +32,9 @@ from django.views.decorators.http import require_POST
 from console import dead_letters
 from console.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted
 from console.dashboard_page import dashboard_view
-from console.masking import mask_body, mask_url
 from domain.attempt_log import read_attempts
 from domain.ids import parse_id
+from domain.masking import mask_body, mask_url
 from jobs import services
 from jobs.models import DeadJob, Job, JobStatus
 from tasks.labels import read_labels

@@ -27,9 +27,10 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from console.admin_base import BoundedReadOnlyAdmin, InputListFilter, masked_headers_block, preformatted, shown_time
-from console.masking import mask_body, mask_url
+from console.task_change_admin import latest_changes_block
+from domain.masking import mask_body, mask_url
 from domain.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_tenant_id
-from tasks import limits, pausing, services
+from tasks import changes, limits, pausing, services
 from tasks.labels import LabelError, parse_selector
 from tasks.models import Task, TaskLabel, TaskStatus, TenantLimits
 
@@ -134,6 +135,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         "masked_http_url",
         "masked_http_headers",
         "masked_http_body",
+        "latest_changes",
     )
     fieldsets = (
         (
@@ -175,6 +177,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
             {"fields": ("http_method", "masked_http_url", "masked_http_headers", "masked_http_body", "secret_ref")},
         ),
         ("Retries", {"fields": ("timeout_seconds", "max_attempts", "backoff_base_seconds")}),
+        ("Changes (audit trail, newest first)", {"fields": ("latest_changes",)}),
     )
 
     def has_pause_permission(self, request) -> bool:
@@ -245,6 +248,10 @@ class TaskAdmin(BoundedReadOnlyAdmin):
     def masked_http_body(self, obj: Task):
         return preformatted(mask_body(obj.http_body))
 
+    @admin.display(description="latest changes")
+    def latest_changes(self, obj: Task):
+        return latest_changes_block(obj)
+
     @admin.action(description="Pause selected tasks", permissions=["pause"])
     def pause_selected(self, request, queryset):
         self._apply(request, queryset, "pause")
@@ -254,10 +261,12 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         self._apply(request, queryset, "resume")
 
     def _apply(self, request, queryset, verb: str) -> None:
+        # Each task's change and its audit record commit together (tasks.services), by this staff user.
+        actor = changes.staff_actor(request.user.get_username())
         call = (
-            functools.partial(services.task_pause, reason=PAUSED_BY_SUPPORT)
+            functools.partial(services.task_pause, reason=PAUSED_BY_SUPPORT, actor=actor)
             if verb == "pause"
-            else services.task_resume
+            else functools.partial(services.task_resume, actor=actor)
         )
         limit = settings.ADMIN_BULK_RETRY_LIMIT
         selected = list(queryset.only("id", "tenant_id", "version")[: limit + 1])

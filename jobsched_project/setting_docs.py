@@ -189,6 +189,9 @@ SETTINGS: dict[str, SettingDoc] = {
         "how long a run now's `Idempotency-Key` answers its job; at most `HISTORY_TTL_SECONDS`",
         "`HISTORY_TTL_SECONDS`",
     ),
+    "AUDIT_RETENTION_DAYS": SettingDoc(
+        LOOPS, "days a task change's audit record is kept; the archiver purges older ones in bounded batches"
+    ),
     # --- fair share
     "TENANT_MAX_RUNNING_JOBS": SettingDoc(FAIR, "default cap on one tenant's jobs running at once; 0 = none"),
     "TENANT_MAX_ACTIVE_TASKS": SettingDoc(FAIR, "default limit on one tenant's active tasks (409 past it); 0 = none"),

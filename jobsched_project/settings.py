@@ -533,6 +533,9 @@ if RUN_REQUEST_RETENTION_SECONDS > HISTORY_TTL_SECONDS:
         f"RUN_REQUEST_RETENTION_SECONDS: at most HISTORY_TTL_SECONDS ({HISTORY_TTL_SECONDS}), the time the job it "
         f"answers with stays readable; got {RUN_REQUEST_RETENTION_SECONDS}"
     )
+# The audit trail of task changes (GET /v1/tasks/{id}/changes): kept this many days, then purged
+# by the archiver in bounded batches (tasks.changes.purge_expired_changes).
+AUDIT_RETENTION_DAYS = _positive_int("AUDIT_RETENTION_DAYS", 90)
 
 # --- Support console (admin): one bulk retry is bounded and paced, so a click
 # cannot flood a tenant's endpoint (each retry makes the job due at once).

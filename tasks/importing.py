@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 
 from tasks import services
-from tasks.models import Task
+from tasks.models import Task, TaskChangeAction
 from tasks.selectors import LIVE_STATUSES
 
 logger = logging.getLogger(__name__)
@@ -129,8 +129,10 @@ class LineInvalid(Exception):
         self.errors = errors
 
 
-def tasks_import_apply(*, tenant_id: str, planned: list[PlannedLine]) -> list[PlannedLine]:
+def tasks_import_apply(*, tenant_id: str, planned: list[PlannedLine], actor: str) -> list[PlannedLine]:
     """Write the plan in one transaction: a create over the limit or an edit raced by another writer undoes it all.
+
+    Each created or edited task's audit record says "import", by `actor`.
 
     Raises services.VersionMismatch (a task changed since the plan read it) or
     limits.ActiveTaskLimitReached; nothing is written then.
@@ -140,7 +142,11 @@ def tasks_import_apply(*, tenant_id: str, planned: list[PlannedLine]) -> list[Pl
             assert item.schedule_spec is not None
             if item.action == CREATE:
                 task, _ = services.task_create(
-                    tenant_id=tenant_id, fields=item.model_fields, schedule_spec=item.schedule_spec
+                    tenant_id=tenant_id,
+                    fields=item.model_fields,
+                    schedule_spec=item.schedule_spec,
+                    actor=actor,
+                    action=TaskChangeAction.IMPORT,
                 )
                 item.task_id = task.pk
             elif item.action == UPDATE:
@@ -151,6 +157,8 @@ def tasks_import_apply(*, tenant_id: str, planned: list[PlannedLine]) -> list[Pl
                     expected_version=item.version or 0,
                     fields=item.model_fields,
                     schedule_spec=item.schedule_spec,
+                    actor=actor,
+                    action=TaskChangeAction.IMPORT,
                 )
     logger.info(
         "tasks imported",

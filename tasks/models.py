@@ -178,3 +178,50 @@ class TenantLimits(models.Model):
 
     def __str__(self) -> str:
         return f"limits of {self.tenant_id}"
+
+
+class TaskChangeAction(models.TextChoices):
+    """What changed a task (docs/how-to/audit-trail.md)."""
+
+    CREATE = "create"
+    UPDATE = "update"
+    PAUSE = "pause"
+    RESUME = "resume"
+    DELETE = "delete"
+    AUTO_PAUSE = "auto_pause"  # the system, after dead jobs in a row (jobs.queue.task_health)
+    IMPORT = "import"  # a line of POST /v1/tasks/import created or edited it
+    BACKFILL = "backfill"
+    COMPLETE = "complete"  # the system, when the schedule has no run left
+
+
+class TaskChange(models.Model):
+    """One change of one task: who, when, and each changed field's old and new value (secrets masked).
+
+    Written only by tasks.changes, in the transaction of the change it records; read by the
+    API (GET /v1/tasks/{id}/changes) and the console; purged after AUDIT_RETENTION_DAYS by the
+    archiver. No foreign key: a task row is never deleted (soft delete), and the purge and the
+    change's insert must not take locks on tasks beyond the change's own.
+    """
+
+    id = BinaryUUIDField(primary_key=True, default=new_id, editable=False)  # UUIDv7: newest first is id order
+    task_id = BinaryUUIDField()
+    tenant_id = TenantIdField()
+    action = models.CharField(max_length=16, choices=TaskChangeAction.choices)
+    # "token:<sub>", "tenant:<id>" (a token without a subject), "staff:<username>" or "system".
+    actor = models.CharField(max_length=200)
+    at = models.DateTimeField()
+    version = models.PositiveIntegerField(null=True, blank=True)  # the task's version after the change
+    # [{"field", "old", "new", "masked", "truncated"}]: bounded by tasks.changes (values cut, secrets masked).
+    changes = models.JSONField(default=list)
+
+    class Meta:
+        db_table = "task_changes"
+        indexes = [
+            # A task's changes newest first, one tenant's only: keyset on id within (tenant, task).
+            models.Index(fields=["tenant_id", "task_id", "id"], name="task_changes_task_idx"),
+            # The retention purge, oldest first, in bounded batches.
+            models.Index(fields=["at"], name="task_changes_at_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} of {self.task_id} by {self.actor}"

@@ -4,10 +4,13 @@ Called by the tenant API and the admin; every function takes the tenant id, so
 another tenant's task is simply not found. Every write is one conditional
 UPDATE whose WHERE carries what the caller read (version or status): a
 concurrent writer makes it match 0 rows instead of being overwritten.
+Every write takes the `actor` who makes it and records the change in the audit
+trail (tasks.changes) in its own transaction: no change without its record.
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import uuid
 from dataclasses import dataclass
@@ -18,8 +21,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from tasks import changes as audit
 from tasks import limits, schedule, selectors
-from tasks.models import Task, TaskLabel, TaskStatus
+from tasks.models import Task, TaskChangeAction, TaskLabel, TaskStatus
 from tasks.signals import task_stopped
 
 logger = logging.getLogger(__name__)
@@ -101,9 +105,11 @@ def task_create(
     tenant_id: str,
     fields: dict[str, Any],
     schedule_spec: ScheduleSpec,
+    actor: str,
     idempotency_key: str | None = None,
     request_sha256: str | None = None,
     now: datetime | None = None,
+    action: str = TaskChangeAction.CREATE,
 ) -> tuple[Task, bool]:
     """Create a task; return (task, created). Losing a same-key race returns the winner's task.
 
@@ -111,6 +117,7 @@ def task_create(
     Callers look for a replay first (task_replay); the key is bound only by a
     successful insert, so a request that failed validation leaves it free.
     Raises limits.ActiveTaskLimitReached when the tenant has its maximum of active tasks.
+    `action` is what the audit trail calls it (an import's line records "import").
     """
     now = now or clock()
     task = Task(
@@ -134,6 +141,15 @@ def task_create(
             limits.ensure_room_for_active_task(tenant_id)
             task.save(force_insert=True)
             _write_label_rows(task)
+            audit.record_change(
+                task_id=task.pk,
+                tenant_id=tenant_id,
+                action=action,
+                actor=actor,
+                changes=audit.created(task),
+                version=task.version,
+                at=now,
+            )
     except IntegrityError as exc:
         # Two requests raced with the same key past task_replay: UNIQUE (tenant_id,
         # idempotency_key) let one insert win; the loser's 1062 arrives only after the
@@ -167,8 +183,10 @@ def task_update(
     task_id: uuid.UUID,
     expected_version: int,
     fields: dict[str, Any],
+    actor: str,
     schedule_spec: ScheduleSpec | None = None,
     now: datetime | None = None,
+    action: str = TaskChangeAction.UPDATE,
 ) -> Task:
     """Apply a validated edit if the task is still at `expected_version` (the one the edit was built on).
 
@@ -199,6 +217,19 @@ def task_update(
         if "labels" in changes:
             # The task's row lock (taken by the UPDATE) orders two edits' label rows too.
             _write_label_rows(Task(pk=task_id, tenant_id=tenant_id, labels=changes["labels"]))
+        # The UPDATE matched the version we read: `current` holds exactly the old values.
+        edited = copy.copy(current)
+        for name, value in changes.items():
+            setattr(edited, name, value)
+        audit.record_change(
+            task_id=task_id,
+            tenant_id=tenant_id,
+            action=action,
+            actor=actor,
+            changes=audit.diff(audit.snapshot(current), audit.snapshot(edited)),
+            version=expected_version + 1,
+            at=now,
+        )
     logger.info("task updated", extra={"event": "task_updated", "task_id": str(task_id), "fields": sorted(changes)})
     return _get_live(tenant_id, task_id)
 
@@ -216,7 +247,7 @@ def _why_not_updated(tenant_id: str, task_id: uuid.UUID) -> Exception:
     return TaskNotFound(str(task_id)) if task is None else VersionMismatch(task.version)
 
 
-def task_delete(*, tenant_id: str, task_id: uuid.UUID, expected_versions: list[int] | None = None) -> None:
+def task_delete(*, tenant_id: str, task_id: uuid.UUID, actor: str, expected_versions: list[int] | None = None) -> None:
     """Soft-delete: the row stays (its jobs and idempotency key refer to it), the API forgets it.
 
     Its pending jobs are cancelled and its dead ones leave the DLQ (cancelled) in the same
@@ -228,8 +259,23 @@ def task_delete(*, tenant_id: str, task_id: uuid.UUID, expected_versions: list[i
         # Guarded in the UPDATE itself: an edit committed after the client read makes it match 0 rows (412).
         query = query.filter(version__in=expected_versions)
     with transaction.atomic():
-        if query.update(status=TaskStatus.DELETED, deleted_at=now, updated_at=now, version=F("version") + 1) == 0:
+        # Locked first, for the audit trail's old status (active or paused); the UPDATE below then
+        # keeps its own guards (a version the client read) and matches this row or raises.
+        before = query.select_for_update().values_list("status", "version").first()
+        if (
+            before is None
+            or query.update(status=TaskStatus.DELETED, deleted_at=now, updated_at=now, version=F("version") + 1) == 0
+        ):
             raise _why_not_updated(tenant_id, task_id)
+        audit.record_change(
+            task_id=task_id,
+            tenant_id=tenant_id,
+            action=TaskChangeAction.DELETE,
+            actor=actor,
+            changes=audit.diff({"status": before[0]}, {"status": TaskStatus.DELETED}),
+            version=before[1] + 1,
+            at=now,
+        )
         # Same transaction: the task's pending and dead jobs leave the queue with it, or neither happens.
         task_stopped.send(sender=Task, tenant_id=tenant_id, task_id=task_id, deleted=True)
     logger.info("task deleted", extra={"event": "task_deleted", "task_id": str(task_id), "tenant_id": tenant_id})
@@ -238,7 +284,7 @@ def task_delete(*, tenant_id: str, task_id: uuid.UUID, expected_versions: list[i
 # --- pause / resume ------------------------------------------------------------
 
 
-def task_pause(*, tenant_id: str, task_id: uuid.UUID, reason: str = PAUSED_BY_TENANT) -> Task:
+def task_pause(*, tenant_id: str, task_id: uuid.UUID, actor: str, reason: str = PAUSED_BY_TENANT) -> Task:
     """Pause an active task (the scheduler only reads active ones); a paused task is returned as is.
 
     Its pending jobs (retries included) are cancelled in the same transaction; a running job
@@ -252,16 +298,30 @@ def task_pause(*, tenant_id: str, task_id: uuid.UUID, reason: str = PAUSED_BY_TE
             .filter(status=TaskStatus.ACTIVE)
             .update(status=TaskStatus.PAUSED, paused_reason=reason, version=F("version") + 1, updated_at=now)
         )
+        # Read in the transaction: the version this pause made, for its record and the answer.
+        task = _get_live(tenant_id, task_id)
         if updated:
+            # An active task has no paused_reason (a resume clears it).
+            audit.record_change(
+                task_id=task_id,
+                tenant_id=tenant_id,
+                action=TaskChangeAction.PAUSE,
+                actor=actor,
+                changes=audit.diff(
+                    {"status": TaskStatus.ACTIVE, "paused_reason": ""},
+                    {"status": TaskStatus.PAUSED, "paused_reason": reason},
+                ),
+                version=task.version,
+                at=now,
+            )
             # Same transaction: the pending jobs (retries included) leave the queue with the pause.
             task_stopped.send(sender=Task, tenant_id=tenant_id, task_id=task_id, deleted=False)
-    task = _get_live(tenant_id, task_id)
     if updated:
         logger.info("task paused", extra={"event": "task_paused", "task_id": str(task_id)})
     return task
 
 
-def task_resume(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = None) -> Task:
+def task_resume(*, tenant_id: str, task_id: uuid.UUID, actor: str, now: datetime | None = None) -> Task:
     """Resume a paused task at its next future run (runs missed while paused are not replayed).
 
     A one-shot whose run already happened (next_run_at cleared by the
@@ -293,6 +353,19 @@ def task_resume(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = No
                     updated_at=current,
                 )
             )
+            if updated:
+                audit.record_change(
+                    task_id=task_id,
+                    tenant_id=tenant_id,
+                    action=TaskChangeAction.RESUME,
+                    actor=actor,
+                    changes=audit.diff(
+                        {"status": TaskStatus.PAUSED, "paused_reason": task.paused_reason},
+                        {"status": TaskStatus.ACTIVE, "paused_reason": ""},
+                    ),
+                    version=task.version + 1,
+                    at=current,
+                )
         if updated:
             logger.info("task resumed", extra={"event": "task_resumed", "task_id": str(task_id)})
             return _get_live(tenant_id, task_id)

@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.auth import tenant_of
+from api.auth import actor_of, tenant_of
 from api.params import invalid_param
 from api.problems import Problem, flatten_errors
 from tasks import importing, limits, selectors, services
@@ -148,7 +148,7 @@ class TaskImportView(APIView):
         try:
             planned = importing.tasks_import_plan(tenant_id=tenant_id, lines=lines, validate=_validate_line)
             if not dry_run:
-                importing.tasks_import_apply(tenant_id=tenant_id, planned=planned)
+                importing.tasks_import_apply(tenant_id=tenant_id, planned=planned, actor=actor_of(request))
         except importing.ImportRefused as exc:
             raise Problem(
                 400,

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from tasks import preview_views, transfer_views, views
+from tasks import change_views, preview_views, transfer_views, views
 
 urlpatterns = [
     path("tasks", views.TaskListCreateView.as_view(), name="tasks"),
@@ -13,6 +13,7 @@ urlpatterns = [
     path("tasks/<str:task_id>", views.TaskDetailView.as_view(), name="task"),
     path("tasks/<str:task_id>/pause", views.TaskPauseView.as_view(), name="task-pause"),
     path("tasks/<str:task_id>/resume", views.TaskResumeView.as_view(), name="task-resume"),
+    path("tasks/<str:task_id>/changes", change_views.TaskChangesView.as_view(), name="task-changes"),
     path("tasks/<str:task_id>/preview", preview_views.TaskPreviewView.as_view(), name="task-preview"),
     path("schedules/preview", preview_views.SchedulePreviewView.as_view(), name="schedule-preview"),
     # Public: the schema describes the API, it reveals no tenant's data.

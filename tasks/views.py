@@ -25,7 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.auth import tenant_of
+from api.auth import actor_of, tenant_of
 from api.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
 from api.parsers import BoundedJSONParser, MergePatchJSONParser
 from api.problems import Problem, not_found
@@ -209,6 +209,7 @@ class TaskListCreateView(APIView):
                 schedule_spec=schedule_spec,
                 idempotency_key=key,
                 request_sha256=digest,
+                actor=actor_of(request),
             )
         except services.IdempotencyKeyReused:
             raise _key_reused() from None
@@ -265,6 +266,7 @@ class TaskDetailView(APIView):
                 expected_version=current.version,
                 fields=fields,
                 schedule_spec=schedule_spec,
+                actor=actor_of(request),
             )
         except services.TaskNotFound:
             raise _not_found() from None
@@ -287,6 +289,7 @@ class TaskDetailView(APIView):
                 tenant_id=tenant_of(request),
                 task_id=_task_id(task_id),
                 expected_versions=None if if_match.missing else list(if_match.versions),
+                actor=actor_of(request),
             )
         except services.TaskNotFound:
             raise _not_found() from None
@@ -302,7 +305,7 @@ class _TaskActionView(APIView):
 
     def post(self, request: Request, task_id: str) -> Response:
         try:
-            task = self.use_case(tenant_id=tenant_of(request), task_id=_task_id(task_id))
+            task = self.use_case(tenant_id=tenant_of(request), task_id=_task_id(task_id), actor=actor_of(request))
         except services.TaskNotFound:
             raise _not_found() from None
         except limits.ActiveTaskLimitReached as exc:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from bench.masking import adversarial_bodies
-from console import masking
-from console.masking import MASK, is_secret_name, mask_body, mask_headers, mask_url
+from domain import masking
+from domain.masking import MASK, is_secret_name, mask_body, mask_headers, mask_url
 
 CREDENTIAL = "c0ffee-5ecret-value"
 

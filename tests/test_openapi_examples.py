@@ -64,3 +64,19 @@ def test_no_parameter_is_typed_string_or_string(schema):
             for parameter in operation.get("parameters", []):
                 text = json.dumps(parameter["schema"])
                 assert "anyOf" not in text and "oneOf" not in text, f"{method} {path} {parameter['name']}"
+
+
+def test_the_changes_page_shows_an_example_with_a_masked_header(schema):
+    operation = schema["paths"]["/v1/tasks/{task_id}/changes"]["get"]
+    [example] = operation["responses"]["200"]["content"]["application/json"]["examples"].values()
+    [change] = example["value"]["results"]
+    assert change["action"] == "update" and change["actor"].startswith("token:")
+    assert {
+        "field": "http.headers.X-Api-Key",
+        "old": "••••••",
+        "new": "••••••",
+        "masked": True,
+        "truncated": False,
+    } in (change["changes"])
+    schema_fields = schema["components"]["schemas"]["TaskChangeOutput"]["properties"]
+    assert set(change) == set(schema_fields)

@@ -6,7 +6,8 @@ dropped by key), and the next run writes it again (an upsert) and deletes it.
 The other order could delete a job that never reached the history.
 
 It also owns the cleanup of what outlives the queue: expired history rows (the SQL
-store's purge) and run now's expired Idempotency-Keys (`run_requests`), each in one
+store's purge), run now's expired Idempotency-Keys (`run_requests`) and the audit
+records of task changes past AUDIT_RETENTION_DAYS (`task_changes`), each in one
 bounded statement per step.
 """
 
@@ -21,12 +22,14 @@ from domain.records import JobRecord
 from history.base import HistoryStore, HistoryUnavailable, truncate_to_millis
 from jobs import queue
 from jobs.models import JobStatus
+from tasks import changes
 from workers.metrics import (
     ARCHIVER_FAILURES,
     ARCHIVER_KEPT,
     ARCHIVER_MOVED,
     ARCHIVER_PURGED,
     ARCHIVER_RUN_REQUESTS_PURGED,
+    ARCHIVER_TASK_CHANGES_PURGED,
 )
 
 logger = logging.getLogger(__name__)
@@ -51,6 +54,7 @@ class ArchiveRun:
     kept: int = 0  # changed since read (a manual retry): left in the queue
     purged: int = 0
     run_requests_purged: int = 0  # expired Idempotency-Keys of runs now
+    task_changes_purged: int = 0  # audit records past their retention
     full: bool = False  # some batch was full: more is waiting
 
 
@@ -101,12 +105,16 @@ class Archiver:
             retention_seconds=self.run_request_retention, limit=self.purge_limit
         )
         ARCHIVER_RUN_REQUESTS_PURGED.inc(run.run_requests_purged)
+        run.task_changes_purged = changes.purge_expired_changes(
+            retention_days=settings.AUDIT_RETENTION_DAYS, limit=self.purge_limit
+        )
+        ARCHIVER_TASK_CHANGES_PURGED.inc(run.task_changes_purged)
         for status, age in self.ages.items():
             self._archive_status(status, age, run)
         run.purged = self.store.purge_expired(limit=self.purge_limit)
         ARCHIVER_PURGED.inc(run.purged)
-        run.full = run.full or run.purged >= self.purge_limit or run.run_requests_purged >= self.purge_limit
-        if run.read or run.purged or run.run_requests_purged:
+        run.full = run.full or max(run.purged, run.run_requests_purged, run.task_changes_purged) >= self.purge_limit
+        if run.read or run.purged or run.run_requests_purged or run.task_changes_purged:
             logger.info(
                 "archived jobs",
                 extra={
@@ -116,6 +124,7 @@ class Archiver:
                     "kept": run.kept,
                     "purged": run.purged,
                     "run_requests_purged": run.run_requests_purged,
+                    "task_changes_purged": run.task_changes_purged,
                 },
             )
         return run

@@ -75,6 +75,9 @@ ARCHIVER_PURGED = Counter("jobsched_archiver_purged_total", "Expired history row
 ARCHIVER_RUN_REQUESTS_PURGED = Counter(
     "jobsched_archiver_run_requests_purged_total", "Run-now Idempotency-Keys purged past their retention."
 )
+ARCHIVER_TASK_CHANGES_PURGED = Counter(
+    "jobsched_archiver_task_changes_purged_total", "Audit records of task changes purged past AUDIT_RETENTION_DAYS."
+)
 ARCHIVER_FAILURES = Counter("jobsched_archiver_failures_total", "Steps in which the history store failed.")
 
 

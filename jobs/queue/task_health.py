@@ -5,6 +5,7 @@ transaction, after its jobs are locked and before their UPDATE (which reads the 
 an auto-pause here cancels a retry there), lock the batch's tasks in id order and write every
 task's last run, dead jobs in a row and auto-pause in one UPDATE per batch, never one per job.
 After the jobs' UPDATE the caller cancels the paused tasks' pending jobs (`cancel_auto_paused`).
+An auto-pause is recorded in the task's audit trail (tasks.changes, by "system") in the same transaction.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from django.db import connection
 
 from jobs.queue.lifecycle import REASON_AUTO_PAUSED, cancel_task_jobs
 from jobs.queue.statements import STATEMENTS
-from tasks import run_health
+from tasks import changes, run_health
+from tasks.models import TaskChangeAction, TaskStatus
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ def update_task_health(cursor: Any, attempts: Iterable[TaskAttempt]) -> list[tup
     cursor.execute(STATEMENTS["result_lock_tasks"].render(db, None, [(task_id,) for task_id in sorted(by_task)]))
     rows: list[tuple] = []
     paused = []
+    reasons = []
     for task_id, status, failures, auto_pause_after in cursor.fetchall():
         task_id = bytes(task_id)
         state = run_health.next_health(
@@ -81,8 +84,23 @@ def update_task_health(cursor: Any, attempts: Iterable[TaskAttempt]) -> list[tup
         )
         if state.pause:
             paused.append((tenants[task_id], uuid.UUID(bytes=task_id)))
+            reasons.append(state.paused_reason)
     if rows:  # jobs without a task row (tests, benches) have nothing to update
         cursor.execute(STATEMENTS["result_update_tasks"].render(db, None, rows, columns=TASK_HEALTH_COLUMNS))
+    for (tenant_id, paused_id), reason in zip(paused, reasons, strict=True):
+        # The caller's transaction: the pause and its record commit together. Rare (a task pauses
+        # once per run of dead jobs), so one INSERT per paused task, never per job. No version: an
+        # auto-pause leaves the ETag to the tenant's edits.
+        changes.record_change(
+            task_id=paused_id,
+            tenant_id=tenant_id,
+            action=TaskChangeAction.AUTO_PAUSE,
+            actor=changes.SYSTEM_ACTOR,
+            changes=changes.diff(
+                {"status": TaskStatus.ACTIVE, "paused_reason": ""},
+                {"status": TaskStatus.PAUSED, "paused_reason": reason},
+            ),
+        )
     return paused
 
 

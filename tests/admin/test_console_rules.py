@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from console.dead_letters import RetryTally, dead_summary, retry_paced
-from console.masking import MASK, is_secret_name, mask_body, mask_headers, mask_url
+from domain.masking import MASK, is_secret_name, mask_body, mask_headers, mask_url
 from jobs.models import Job, JobStatus
 from tests.admin.support import make_dead_job
 from tests.factories import make_job, make_task

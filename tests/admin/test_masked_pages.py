@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from bench.masking import adversarial_bodies
-from console.masking import MASK
+from domain.masking import MASK
 from tests.admin.support import make_dead_job
 from tests.factories import make_task
 

@@ -20,6 +20,7 @@ def test_migrations_create_the_support_group_with_view_retry_cancel_discard_and_
         "tasks.view_task",
         "tasks.view_tenantlimits",
         "tasks.pause_tenants",
+        "tasks.view_taskchange",  # the audit trail of tasks, read-only
     }
 
 

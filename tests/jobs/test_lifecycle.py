@@ -132,7 +132,7 @@ def test_a_running_jobs_success_lands_after_pause(client):
 def test_support_staff_retry_of_a_paused_tasks_dead_job_is_refused_too():
     task = make_task()
     dead = _jobs_of(task)["dead"]
-    services.task_pause(tenant_id=task.tenant_id, task_id=task.pk)
+    services.task_pause(tenant_id=task.tenant_id, task_id=task.pk, actor="token:t")
     assert job_retry(job_id=dead.pk, tenant_id=None) is RetryOutcome.TASK_PAUSED
 
 
@@ -146,7 +146,7 @@ def test_pausing_another_tenants_task_cancels_nothing(tenant_client):
 def test_the_archiver_moves_cancelled_jobs_to_the_history():
     task = make_task()
     jobs = _jobs_of(task)
-    services.task_delete(tenant_id=task.tenant_id, task_id=task.pk)
+    services.task_delete(tenant_id=task.tenant_id, task_id=task.pk, actor="token:t")
     Job.objects.filter(status=JobStatus.CANCELLED).update(finished_at=timezone.now() - dt.timedelta(hours=2))
     store = InMemoryHistoryStore()
     Archiver(store=store).archive_once()
@@ -258,7 +258,7 @@ def test_the_task_and_its_jobs_change_in_one_transaction_or_not_at_all(stop):
     try:
         with pytest.raises(RuntimeError):
             call = services.task_pause if stop == "pause" else services.task_delete
-            call(tenant_id=task.tenant_id, task_id=task.pk)
+            call(tenant_id=task.tenant_id, task_id=task.pk, actor="token:t")
     finally:
         task_stopped.disconnect(dispatch_uid="test-fails")
     assert Task.objects.get(pk=task.pk).status == "active"

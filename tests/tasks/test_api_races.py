@@ -15,7 +15,7 @@ import pytest
 from django.db import connection, connections, transaction
 from django.db.models import F
 
-from tasks.models import Task
+from tasks.models import Task, TaskChange
 from tasks.preconditions import request_sha256
 from tests.tenants import OWNER
 
@@ -74,6 +74,7 @@ def test_parallel_creates_with_one_idempotency_key_all_get_the_winners_task(tena
     assert sorted(r.status_code for r in responses) == [200] * (CLIENTS - 1) + [201]
     assert len({r.json()["id"] for r in responses}) == 1
     assert Task.objects.count() == 1
+    assert TaskChange.objects.count() == 1  # the losers' replays recorded nothing
 
 
 @pytest.mark.parametrize("same_body,status", [(True, 200), (False, 422)])
@@ -139,6 +140,9 @@ def test_parallel_patches_with_one_version_give_one_200_and_the_rest_412(owner, 
     winner = next(r for r in responses if r.status_code == 200).json()
     task = Task.objects.get(pk=task_id)
     assert (task.version, task.name) == (2, winner["name"])
+    # Only the winner's edit is recorded, with the old and new it really wrote.
+    edit = TaskChange.objects.get(task_id=task_id, action="update")
+    assert (edit.version, edit.changes[0]["old"], edit.changes[0]["new"]) == (2, BODY["name"], winner["name"])
 
 
 def test_a_patch_that_read_the_version_before_a_concurrent_commit_is_412_not_an_overwrite(owner):

@@ -16,6 +16,7 @@ from tasks.models import Task, TaskStatus
 from tests.factories import make_task
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
+ACTOR = "token:test"  # who the audit trail (tasks.changes) records
 
 
 def utc(*args):
@@ -35,13 +36,13 @@ def frozen_clock(monkeypatch):
 
 def test_task_pause_pauses_an_active_task_and_bumps_its_version():
     task = make_task(tenant_id="tenant-a", next_run_at=utc(2030, 1, 1))
-    paused = services.task_pause(tenant_id="tenant-a", task_id=task.pk)
+    paused = services.task_pause(tenant_id="tenant-a", task_id=task.pk, actor=ACTOR)
     assert (paused.status, paused.version, paused.next_run_at) == (TaskStatus.PAUSED, 2, utc(2030, 1, 1))
 
 
 def test_task_pause_of_a_paused_task_changes_nothing():
     task = make_task(tenant_id="tenant-a", status=TaskStatus.PAUSED, version=4)
-    assert services.task_pause(tenant_id="tenant-a", task_id=task.pk).version == 4
+    assert services.task_pause(tenant_id="tenant-a", task_id=task.pk, actor=ACTOR).version == 4
 
 
 def test_task_resume_moves_next_run_at_to_the_next_future_run(frozen_clock):
@@ -50,20 +51,20 @@ def test_task_resume_moves_next_run_at_to_the_next_future_run(frozen_clock):
         next_run_at=utc(2026, 1, 5, 8, 0),
     )  # fmt: skip
     frozen_clock(utc(2026, 2, 10, 12, 0))  # weeks of missed runs are not replayed
-    resumed = services.task_resume(tenant_id="tenant-a", task_id=task.pk)
+    resumed = services.task_resume(tenant_id="tenant-a", task_id=task.pk, actor=ACTOR)
     assert (resumed.status, resumed.version) == (TaskStatus.ACTIVE, 2)
     assert resumed.next_run_at == utc(2026, 2, 11, 8, 0)  # 09:00 CET
 
 
 def test_task_resume_of_a_one_shot_that_already_ran_leaves_it_without_a_next_run():
     task = make_task(tenant_id="tenant-a", run_at=utc(2026, 1, 1), next_run_at=None, status=TaskStatus.PAUSED)
-    resumed = services.task_resume(tenant_id="tenant-a", task_id=task.pk)
+    resumed = services.task_resume(tenant_id="tenant-a", task_id=task.pk, actor=ACTOR)
     assert (resumed.status, resumed.next_run_at) == (TaskStatus.ACTIVE, None)
 
 
 def test_task_resume_of_an_active_task_changes_nothing():
     task = make_task(tenant_id="tenant-a", version=3)
-    assert services.task_resume(tenant_id="tenant-a", task_id=task.pk).version == 3
+    assert services.task_resume(tenant_id="tenant-a", task_id=task.pk, actor=ACTOR).version == 3
 
 
 @pytest.mark.parametrize("use_case", [services.task_pause, services.task_resume])
@@ -72,14 +73,16 @@ def test_pause_and_resume_of_another_tenants_deleted_or_unknown_task_raise_task_
     deleted = make_task(tenant_id="tenant-a", status=TaskStatus.DELETED)
     for task_id in (other.pk, deleted.pk, uuid.uuid4()):
         with pytest.raises(services.TaskNotFound):
-            use_case(tenant_id="tenant-a", task_id=task_id)
+            use_case(tenant_id="tenant-a", task_id=task_id, actor=ACTOR)
     assert Task.objects.get(pk=other.pk).version == 1
 
 
 def test_task_update_with_a_stale_version_raises_version_mismatch_and_writes_nothing():
     task = make_task(tenant_id="tenant-a", version=3, name="before")
     with pytest.raises(services.VersionMismatch) as raised:
-        services.task_update(tenant_id="tenant-a", task_id=task.pk, expected_version=2, fields={"name": "after"})
+        services.task_update(
+            tenant_id="tenant-a", task_id=task.pk, expected_version=2, fields={"name": "after"}, actor=ACTOR
+        )
     assert raised.value.current_version == 3
     assert Task.objects.get(pk=task.pk).name == "before"
 
@@ -87,11 +90,11 @@ def test_task_update_with_a_stale_version_raises_version_mismatch_and_writes_not
 def test_task_update_writes_only_changed_fields_and_an_empty_diff_keeps_the_version():
     task = make_task(tenant_id="tenant-a", version=3, name="same", priority=5, next_run_at=utc(2030, 1, 1))
     kept = services.task_update(
-        tenant_id="tenant-a", task_id=task.pk, expected_version=3, fields={"name": "same", "priority": 5}
+        tenant_id="tenant-a", task_id=task.pk, expected_version=3, fields={"name": "same", "priority": 5}, actor=ACTOR
     )
     assert kept.version == 3
     edited = services.task_update(
-        tenant_id="tenant-a", task_id=task.pk, expected_version=3, fields={"name": "same", "priority": 1}
+        tenant_id="tenant-a", task_id=task.pk, expected_version=3, fields={"name": "same", "priority": 1}, actor=ACTOR
     )
     assert (edited.version, edited.priority, edited.next_run_at) == (4, 1, utc(2030, 1, 1))
 

@@ -16,7 +16,7 @@ from jobs.models import Job, JobStatus
 from jobs.queue import JobResult, Outcome, claim_due, record_results, sweep_expired_leases
 from jobs.queue.lifecycle import REASON_AUTO_PAUSED
 from tasks import run_health
-from tasks.models import Task
+from tasks.models import Task, TaskChange
 from tests.concurrency import at_once
 from tests.factories import make_job, make_task
 from tests.workers.executor_db import bulk_jobs, db_now
@@ -235,6 +235,9 @@ def test_a_retry_swept_with_the_dead_job_that_pauses_the_task_is_cancelled():
     assert sweep_expired_leases(limit=10) == 2
     assert [Job.objects.get(pk=job.pk).status for job in (dead, retry)] == [JobStatus.DEAD, JobStatus.CANCELLED]
     assert _health(task) == ("paused", 1, retry.pk, run_health.CANCELLED, None)
+    # The sweep's auto-pause is in the task's audit trail, by the system, in the sweep's transaction.
+    (change,) = TaskChange.objects.filter(task_id=task.pk)
+    assert (change.action, change.actor, change.changes[0]["new"]) == ("auto_pause", "system", "paused")
 
 
 def test_one_sweep_keeps_the_health_of_each_of_its_tasks_in_one_statement_per_batch():

@@ -57,3 +57,16 @@ def test_the_async_client_sets_lists_and_deletes_rate_limits(base_url: str, toke
             assert (await api.rate_limits.page()).results == []
 
     asyncio.run(scenario())
+
+
+def test_the_async_client_reads_a_tasks_changes(base_url: str, token: str) -> None:
+    async def scenario() -> None:
+        async with AsyncClient(base_url, token) as api:
+            task = await api.tasks.create(
+                TaskSpec(name="audited", schedule=Schedule(cron="@daily"), http=HttpCall(url="http://127.0.0.1:9/"))
+            )
+            await api.tasks.pause(task.id)
+            actions = [change.action async for change in api.tasks.changes(task.id, limit=1)]
+            assert actions == ["pause", "create"]
+
+    asyncio.run(scenario())

@@ -227,3 +227,24 @@ def test_a_refused_import_exits_5_naming_the_line(cli_env: dict[str, str], tmp_p
     path.write_text("not json\n")
     garbled = jobsched("tasks", "import", str(path), "--yes", env=cli_env)
     assert garbled.returncode == exit_codes.INVALID and "line 1" in garbled.stderr
+
+
+def test_tasks_changes_lists_the_audit_trail_newest_first(cli_env: dict[str, str]) -> None:
+    task = create(cli_env)
+    jobsched("tasks", "edit", task["id"], "--priority", "1", env=cli_env)
+    jobsched("tasks", "pause", task["id"], env=cli_env)
+    jobsched("tasks", "delete", task["id"], env=cli_env)
+
+    as_json = jobsched("-o", "json", "tasks", "changes", task["id"], env=cli_env)
+    table = jobsched("tasks", "changes", task["id"], "--limit", "2", env=cli_env)
+
+    assert as_json.returncode == 0, as_json.stderr
+    changes = json.loads(as_json.stdout)
+    assert [change["action"] for change in changes] == ["delete", "pause", "update", "create"]
+    assert {"field": "priority", "old": 5, "new": 1, "masked": False, "truncated": False} in changes[2]["changes"]
+    header, *rows = table.stdout.splitlines()
+    assert header.split()[:3] == ["AT", "ACTION", "ACTOR"]
+    assert [row.split()[1] for row in rows] == ["delete", "pause"]
+    assert "status" in rows[0]
+    missing = jobsched("tasks", "changes", "0193a1e0-1111-7222-8333-944455566677", env=cli_env)
+    assert missing.returncode == exit_codes.NOT_FOUND

@@ -214,3 +214,19 @@ def test_a_refused_import_line_is_named_and_nothing_is_written(api: Client) -> N
         api.tasks.import_(lines)
     assert caught.value.field == "lines[2].schedule.cron"
     assert list(api.tasks.list()) == []
+
+
+def test_a_tasks_changes_are_read_newest_first_page_by_page(api: Client) -> None:
+    task = api.tasks.create(spec("audited", priority=2))
+    api.tasks.pause(task.id)
+    api.tasks.resume(task.id)
+
+    changes = list(api.tasks.changes(task.id, limit=2))
+
+    assert [change.action for change in changes] == ["resume", "pause", "create"]
+    assert changes[0].actor.startswith(("token:", "tenant:")) and changes[0].at.tzinfo is not None
+    status = next(entry for entry in changes[0].changes if entry.field == "status")
+    assert (status.old, status.new, status.masked) == ("paused", "active", False)
+    assert api.tasks.changes_page(task.id, limit=1).next_cursor is not None
+    with pytest.raises(NotFound):
+        api.tasks.changes_page("0193a1e0-1111-7222-8333-944455566677")

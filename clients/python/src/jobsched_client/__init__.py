@@ -37,6 +37,8 @@ from jobsched_client.models import (
     SigningSecret,
     SigningSecretCreated,
     Task,
+    TaskChange,
+    TaskChangeField,
     TaskSpec,
 )
 from jobsched_client.retry import NO_RETRY, RetryPolicy
@@ -74,6 +76,8 @@ __all__ = [
     "SigningSecret",
     "SigningSecretCreated",
     "Task",
+    "TaskChange",
+    "TaskChangeField",
     "TaskSpec",
     "TransportError",
     "Unauthorized",

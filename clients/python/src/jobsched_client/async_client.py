@@ -33,6 +33,7 @@ from jobsched_client.models import (
     SigningSecret,
     SigningSecretCreated,
     Task,
+    TaskChange,
     TaskSpec,
 )
 from jobsched_client.pagination import aiterate_pages
@@ -191,6 +192,15 @@ class AsyncTasks(_AsyncResource):
 
     async def history_page(self, task_id: str, *, cursor: str | None = None, limit: int | None = None) -> Page[Job]:
         return await self._send(ops.tasks_history(task_id, cursor=cursor, limit=limit))
+
+    def changes(self, task_id: str, *, limit: int | None = None) -> AsyncIterator[TaskChange]:
+        """The task's audit trail, newest first (a deleted task's too)."""
+        return aiterate_pages(lambda cursor: self.changes_page(task_id, cursor=cursor, limit=limit))
+
+    async def changes_page(
+        self, task_id: str, *, cursor: str | None = None, limit: int | None = None
+    ) -> Page[TaskChange]:
+        return await self._send(ops.tasks_changes(task_id, cursor=cursor, limit=limit))
 
 
 class AsyncJobs(_AsyncResource):

@@ -30,6 +30,7 @@ from jobsched_client.models import (
     SigningSecret,
     SigningSecretCreated,
     Task,
+    TaskChange,
     TaskSpec,
 )
 from jobsched_client.pagination import iterate_pages
@@ -218,6 +219,13 @@ class Tasks(_Resource):
 
     def history_page(self, task_id: str, *, cursor: str | None = None, limit: int | None = None) -> Page[Job]:
         return self._send(ops.tasks_history(task_id, cursor=cursor, limit=limit))
+
+    def changes(self, task_id: str, *, limit: int | None = None) -> Iterator[TaskChange]:
+        """The task's audit trail, newest first: who changed what, when (a deleted task's too)."""
+        return iterate_pages(lambda cursor: self.changes_page(task_id, cursor=cursor, limit=limit))
+
+    def changes_page(self, task_id: str, *, cursor: str | None = None, limit: int | None = None) -> Page[TaskChange]:
+        return self._send(ops.tasks_changes(task_id, cursor=cursor, limit=limit))
 
 
 class Jobs(_Resource):

@@ -345,6 +345,37 @@ class RateLimit:
     updated_at: datetime
 
 
+# --- the audit trail -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskChangeField:
+    """One changed field: its API name (`http.url`, `labels.env`), old and new (credentials masked, long ones cut)."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("TaskChangeFieldOutput",)
+
+    field: str
+    old: Any
+    new: Any
+    masked: bool
+    truncated: bool
+
+
+@dataclass(frozen=True)
+class TaskChange:
+    """One change of a task: what (`action`), by whom (`actor`), when, and the fields it changed."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("TaskChangeOutput",)
+
+    id: str
+    task_id: str
+    action: str
+    actor: str
+    at: datetime
+    version: int | None
+    changes: list[TaskChangeField]
+
+
 # --- pages -----------------------------------------------------------------------------
 
 
@@ -376,4 +407,6 @@ MODELS: tuple[type, ...] = (
     SigningSecret,
     SigningSecretCreated,
     RateLimit,
+    TaskChangeField,
+    TaskChange,
 )

@@ -29,6 +29,7 @@ from jobsched_client.models import (
     SigningSecret,
     SigningSecretCreated,
     Task,
+    TaskChange,
     TaskSpec,
     from_json,
 )
@@ -49,6 +50,7 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "tasks_run": ("POST", "/v1/tasks/{task_id}/run"),
     "tasks_dry_run": ("POST", "/v1/tasks/{task_id}/dry-run"),
     "tasks_history": ("GET", "/v1/tasks/{task_id}/history"),
+    "tasks_changes": ("GET", "/v1/tasks/{task_id}/changes"),
     "schedules_preview": ("POST", "/v1/schedules/preview"),
     "jobs_get": ("GET", "/v1/jobs/{job_id}"),
     "jobs_retry": ("POST", "/v1/jobs/{job_id}/retry"),
@@ -215,6 +217,11 @@ def tasks_dry_run(task_id: str) -> Call[DryRun]:
 def tasks_history(task_id: str, *, cursor: str | None, limit: int | None) -> Call[Page[Job]]:
     params = {"cursor": cursor, "limit": limit}
     return _call("tasks_history", _page(Job), path_args={"task_id": task_id}, params=params)
+
+
+def tasks_changes(task_id: str, *, cursor: str | None, limit: int | None) -> Call[Page[TaskChange]]:
+    params = {"cursor": cursor, "limit": limit}
+    return _call("tasks_changes", _page(TaskChange), path_args={"task_id": task_id}, params=params)
 
 
 def schedules_preview(schedule: Schedule, *, n: int | None) -> Call[Preview]:

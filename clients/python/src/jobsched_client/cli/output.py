@@ -9,7 +9,7 @@ from typing import Any
 import click
 import yaml
 
-from jobsched_client.models import Job, PreviewRun, RateLimit, Secret, SigningSecret, Task, to_json
+from jobsched_client.models import Job, PreviewRun, RateLimit, Secret, SigningSecret, Task, TaskChange, to_json
 
 FORMATS = ("table", "json", "yaml")
 
@@ -53,6 +53,12 @@ COLUMNS: dict[type, list[tuple[str, Callable[[Any], object]]]] = {
         ("ORIGIN", lambda r: r.origin),
         ("PER SECOND", lambda r: f"{r.per_second:g}"),
         ("BURST", lambda r: r.burst),
+    ],
+    TaskChange: [
+        ("AT", lambda c: to_json(c.at)),
+        ("ACTION", lambda c: c.action),
+        ("ACTOR", lambda c: c.actor),
+        ("FIELDS", lambda c: ",".join(entry.field for entry in c.changes) or "-"),
     ],
     PreviewRun: [
         ("AT (UTC)", lambda r: to_json(r.at)),

@@ -1,5 +1,5 @@
 """`jobsched tasks ...`: list, get, create, edit (If-Match), pause, resume, delete, run, preview, dry-run,
-export and import (JSON lines)."""
+changes (the audit trail), export and import (JSON lines)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import yaml
 from jobsched_client.cli import exit_codes
 from jobsched_client.cli.context import CliContext, pass_cli
 from jobsched_client.cli.output import emit, emit_list
-from jobsched_client.models import ImportResult, PreviewRun, Task
+from jobsched_client.models import ImportResult, PreviewRun, Task, TaskChange
 
 
 def _read_document(stream: Any) -> dict[str, Any]:
@@ -207,6 +207,16 @@ def preview_task(cli: CliContext, task_id: str, count: int) -> None:
 def dry_run_task(cli: CliContext, task_id: str) -> None:
     """The exact request a run would send now (credential masked); sends nothing."""
     emit(cli.client().tasks.dry_run(task_id), cli.output)
+
+
+@tasks.command("changes")
+@click.argument("task_id")
+@click.option("--limit", type=int, help="Show at most this many (default: all, page by page).")
+@pass_cli
+def task_changes(cli: CliContext, task_id: str, limit: int | None) -> None:
+    """The task's changes, newest first: who changed which fields, when (a deleted task's too)."""
+    found = cli.client().tasks.changes(task_id, limit=min(limit, 100) if limit else None)
+    emit_list(itertools.islice(found, limit), cli.output, model=TaskChange)
 
 
 @tasks.command("export")

@@ -1,4 +1,4 @@
-"""Which request values are credentials, and masking them for display (the admin of tasks and of jobs).
+"""Which request values are credentials, and masking them for display (the console, the audit trail of tasks).
 
 A pure module: the support console shows what a task or a job sends, and what
 its endpoint answered, without ever showing a credential it carries. A value
