@@ -39,7 +39,9 @@ ALLOWED: dict[str, set[str]] = {
     "history": {"domain", "database"},
     "signing": {*_PRIMITIVES, "api", "tasks", "vault"},
     "jobs": {*_PRIMITIVES, "api", "tasks", "history", "signing", "sharding"},
-    "console": {*_PRIMITIVES, "tasks", "history", "signing", "jobs"},
+    "console": {*_PRIMITIVES, "tasks", "history", "signing", "jobs", "notifications"},
+    # The tenant's notifications: its subscription API and deliveries, on the queue's events.
+    "notifications": {*_PRIMITIVES, "api", "tasks", "history", "signing", "jobs"},
     "workers": {*_PRIMITIVES, "api", "vault", "tasks", "history", "signing", "jobs", "sharding"},
     "jobsched_project": {"api", "history"},
     "bench": {
