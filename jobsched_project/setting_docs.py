@@ -189,7 +189,9 @@ SETTINGS: dict[str, SettingDoc] = {
         "how long a run now's `Idempotency-Key` answers its job; at most `HISTORY_TTL_SECONDS`",
         "`HISTORY_TTL_SECONDS`",
     ),
-    "NOTIFICATION_MAX_ATTEMPTS": SettingDoc(LOOPS, "calls a tenant's notification gets before it is dead (never notified)"),
+    "NOTIFICATION_MAX_ATTEMPTS": SettingDoc(
+        LOOPS, "calls a tenant's notification gets before it is dead (a dead one notifies nothing)"
+    ),
     "NOTIFICATION_TIMEOUT_SECONDS": SettingDoc(LOOPS, "the timeout of one notification call"),
     "NOTIFICATION_BACKOFF_BASE_SECONDS": SettingDoc(
         LOOPS, "a failed notification is retried after this x 2^(attempt - 1) seconds"

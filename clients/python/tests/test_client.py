@@ -199,3 +199,19 @@ def test_a_refused_import_line_is_named_and_nothing_is_written(api: Client) -> N
         api.tasks.import_(lines)
     assert caught.value.field == "lines[2].schedule.cron"
     assert list(api.tasks.list()) == []
+
+
+def test_notifications_are_put_read_listed_and_deleted(api: Client) -> None:
+    with pytest.raises(NotFound):
+        api.notifications.get()
+    created = api.notifications.put(url="http://127.0.0.1:9/notify", events=["task.failing", "job.dead"])
+    assert (created.events, created.failing_after, created.enabled) == (["job.dead", "task.failing"], 3, True)
+    replaced = api.notifications.put(url="http://127.0.0.1:9/notify", events=["task.completed"], enabled=False)
+    assert api.notifications.get() == replaced and replaced.enabled is False
+    assert list(api.notifications.deliveries()) == []
+    with pytest.raises(ValidationFailed) as refused:
+        api.notifications.put(url="http://127.0.0.1:9/notify", events=["task.exploded"])
+    assert any(name.startswith("events") for name in refused.value.errors)
+    api.notifications.delete()
+    with pytest.raises(NotFound):
+        api.notifications.get()

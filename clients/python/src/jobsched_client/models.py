@@ -327,6 +327,41 @@ class SigningSecretCreated:
     secret: str = field(repr=False)
 
 
+# --- notifications ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Notification:
+    """The tenant's notification subscription: where to send which events."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("NotificationOutput",)
+
+    url: str
+    events: list[str]
+    failing_after: int
+    enabled: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class NotificationDelivery:
+    """One notification sent (or being sent): its event and how its call went."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("DeliveryOutput",)
+
+    event_id: str
+    event_type: str | None
+    task_id: str | None
+    status: str
+    attempts: int
+    http_status: int | None
+    error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    next_attempt_at: datetime | None
+
+
 # --- pages -----------------------------------------------------------------------------
 
 
@@ -357,4 +392,6 @@ MODELS: tuple[type, ...] = (
     Secret,
     SigningSecret,
     SigningSecretCreated,
+    Notification,
+    NotificationDelivery,
 )

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import yaml
 
-from jobsched_client.models import Job, PreviewRun, Secret, SigningSecret, Task, to_json
+from jobsched_client.models import Job, NotificationDelivery, PreviewRun, Secret, SigningSecret, Task, to_json
 
 FORMATS = ("table", "json", "yaml")
 
@@ -47,6 +47,14 @@ COLUMNS: dict[type, list[tuple[str, Callable[[Any], object]]]] = {
         ("ID", lambda s: s.id),
         ("CREATED", lambda s: to_json(s.created_at)),
         ("EXPIRES", lambda s: to_json(s.expires_at) or "-"),
+    ],
+    NotificationDelivery: [
+        ("EVENT", lambda d: d.event_id),
+        ("TYPE", lambda d: d.event_type or "-"),
+        ("STATUS", lambda d: d.status),
+        ("ATTEMPTS", lambda d: d.attempts),
+        ("HTTP", lambda d: d.http_status if d.http_status is not None else "-"),
+        ("CREATED", lambda d: to_json(d.created_at)),
     ],
     PreviewRun: [
         ("AT (UTC)", lambda r: to_json(r.at)),
