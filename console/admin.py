@@ -3,9 +3,17 @@
 from django.contrib import admin
 
 from console.job_admin import DeadJobAdmin, JobAdmin
+from console.notification_admin import NotificationDeliveryAdmin, NotificationSubscriptionAdmin
 from console.task_admin import TaskAdmin, TenantLimitsAdmin
 
-__all__ = ["DeadJobAdmin", "JobAdmin", "TaskAdmin", "TenantLimitsAdmin"]
+__all__ = [
+    "DeadJobAdmin",
+    "JobAdmin",
+    "NotificationDeliveryAdmin",
+    "NotificationSubscriptionAdmin",
+    "TaskAdmin",
+    "TenantLimitsAdmin",
+]
 
 CONSOLE_NAME = "jobsched support console"
 admin.site.site_header = CONSOLE_NAME

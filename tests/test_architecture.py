@@ -41,7 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "jobs": {*_PRIMITIVES, "api", "tasks", "history", "signing", "sharding"},
     "console": {*_PRIMITIVES, "tasks", "history", "signing", "jobs", "notifications"},
     # The tenant's notifications: its subscription API and deliveries, on the queue's events.
-    "notifications": {*_PRIMITIVES, "api", "tasks", "history", "signing", "jobs"},
+    "notifications": {*_PRIMITIVES, "api", "tasks", "history", "signing", "jobs", "sharding"},
     "workers": {*_PRIMITIVES, "api", "vault", "tasks", "history", "signing", "jobs", "sharding"},
     "jobsched_project": {"api", "history"},
     "bench": {
