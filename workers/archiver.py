@@ -6,8 +6,8 @@ dropped by key), and the next run writes it again (an upsert) and deletes it.
 The other order could delete a job that never reached the history.
 
 It also owns the cleanup of what outlives the queue: expired history rows (the SQL
-store's purge) and run now's expired Idempotency-Keys (`run_requests`), each in one
-bounded statement per step.
+store's purge), run now's expired Idempotency-Keys (`run_requests`) and tenants' notification
+events past the history's TTL, each in one bounded statement per step.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from domain.records import JobRecord
 from history.base import HistoryStore, HistoryUnavailable, truncate_to_millis
 from jobs import queue
 from jobs.models import JobStatus
+from jobs.queue.notifications import purge_expired_events
 from workers.metrics import (
     ARCHIVER_FAILURES,
     ARCHIVER_KEPT,
@@ -51,6 +52,7 @@ class ArchiveRun:
     kept: int = 0  # changed since read (a manual retry): left in the queue
     purged: int = 0
     run_requests_purged: int = 0  # expired Idempotency-Keys of runs now
+    notification_events_purged: int = 0  # tenants' notification events past the history's TTL
     full: bool = False  # some batch was full: more is waiting
 
 
@@ -101,12 +103,17 @@ class Archiver:
             retention_seconds=self.run_request_retention, limit=self.purge_limit
         )
         ARCHIVER_RUN_REQUESTS_PURGED.inc(run.run_requests_purged)
+        run.notification_events_purged = purge_expired_events(
+            retention_seconds=settings.HISTORY_TTL_SECONDS, limit=self.purge_limit
+        )
         for status, age in self.ages.items():
             self._archive_status(status, age, run)
         run.purged = self.store.purge_expired(limit=self.purge_limit)
         ARCHIVER_PURGED.inc(run.purged)
-        run.full = run.full or run.purged >= self.purge_limit or run.run_requests_purged >= self.purge_limit
-        if run.read or run.purged or run.run_requests_purged:
+        run.full = (
+            run.full or max(run.purged, run.run_requests_purged, run.notification_events_purged) >= self.purge_limit
+        )
+        if run.read or run.purged or run.run_requests_purged or run.notification_events_purged:
             logger.info(
                 "archived jobs",
                 extra={
@@ -116,6 +123,7 @@ class Archiver:
                     "kept": run.kept,
                     "purged": run.purged,
                     "run_requests_purged": run.run_requests_purged,
+                    "notification_events_purged": run.notification_events_purged,
                 },
             )
         return run

@@ -216,3 +216,11 @@ def _health_events(
                 )
             )
     return found
+
+
+def purge_expired_events(*, retention_seconds: int, limit: int) -> int:
+    """Delete up to `limit` events older than the retention, oldest first; how many were deleted (the archiver's)."""
+    params = {"retention_seconds": retention_seconds, "limit": limit}
+    with connection.cursor() as cursor:
+        cursor.execute(*STATEMENTS["purge_expired_notification_events"].bind(params))
+        return cursor.rowcount

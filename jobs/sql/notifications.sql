@@ -42,3 +42,12 @@ FROM JSON_TABLE({json}, '$[*]' COLUMNS (
     url TEXT PATH '$[7]', body LONGTEXT PATH '$[8]'
 )) AS r
 STRAIGHT_JOIN notification_events AS e FORCE INDEX (PRIMARY) ON e.id = UNHEX(r.id);
+
+-- name: purge_expired_notification_events
+-- The archiver's bounded purge: events older than the history keeps their notification jobs
+-- (HISTORY_TTL_SECONDS: a delivery without its job shows nothing), oldest first through
+-- notif_events_created_idx, at most `limit` rows a statement (short locks, a backlog drains over steps).
+DELETE FROM notification_events
+WHERE created_at < NOW(6) - INTERVAL %(retention_seconds)s SECOND
+ORDER BY created_at
+LIMIT %(limit)s;

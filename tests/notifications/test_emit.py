@@ -192,3 +192,27 @@ def test_event_types_and_keys_are_what_the_api_accepts():
     ).key
     assert len(key) <= events.MAX_KEY_LENGTH
     assert events.channel_id(OWNER) == events.channel_id(OWNER) != events.channel_id(OTHER_TENANT)
+
+
+def test_the_archiver_purges_events_past_the_history_ttl_in_bounded_batches(store):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from workers.archiver import Archiver
+
+    task = make_task()
+    old = timezone.now() - timedelta(days=31)
+    for n in range(3):
+        NotificationEvent.objects.create(
+            tenant_id=OWNER, event_type="job.dead", event_key=f"old {n}", task_id=task.id, created_at=old
+        )
+    kept = NotificationEvent.objects.create(
+        tenant_id=OWNER, event_type="job.dead", event_key="recent", task_id=task.id, created_at=timezone.now()
+    )
+    with override_settings(HISTORY_TTL_SECONDS=30 * 24 * 3600):
+        archiver = Archiver(store=store, purge_limit=2)
+        first, second = archiver.archive_once(), archiver.archive_once()
+    assert (first.notification_events_purged, first.full) == (2, True)
+    assert second.notification_events_purged == 1
+    assert list(NotificationEvent.objects.values_list("id", flat=True)) == [kept.id]
