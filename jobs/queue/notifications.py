@@ -133,6 +133,23 @@ def emit(*, found: Sequence[events.Event]) -> int:
         return write_events(cursor, found, subscriptions) if subscriptions else 0
 
 
+def task_completed(
+    *, tenant_id: str, task_id: uuid.UUID, completed_at: datetime, reason: str | None = None, runs: int | None = None
+) -> bool:
+    """Tell the tenant its task completed (ends_at passed, max_runs reached); True when a notification was queued.
+
+    Call it inside the transaction that marks the task completed: the notification commits with
+    the transition or not at all. The same (task, completed_at) twice is one notification; a
+    tenant without a subscription to task.completed gets none (one primary-key read, nothing
+    written). For many tasks at once, build the events (domain.notification_events.task_completed)
+    and `emit` them together: three statements for the lot.
+    """
+    event = events.task_completed(
+        tenant_id=tenant_id, task_id=task_id, completed_at=completed_at, reason=reason, runs=runs
+    )
+    return emit(found=[event]) == 1
+
+
 def emit_after_attempts(
     cursor,
     *,
