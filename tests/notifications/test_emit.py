@@ -137,6 +137,21 @@ def test_the_same_event_twice_is_one_notification():
     }
 
 
+def test_a_job_death_emitted_twice_is_one_notification_and_a_later_attempts_death_another():
+    subscribe(OWNER, events=["job.dead"])
+    task_id, job_id = uuid.uuid4(), uuid.uuid4()
+
+    def death(attempt):
+        return events.job_dead(
+            tenant_id=OWNER, task_id=task_id, job_id=job_id, attempt=attempt, http_status=500, error="HTTP 500"
+        )
+
+    assert emitting.emit(found=[death(3), death(3)]) == 1  # the same event twice in one write
+    assert emitting.emit(found=[death(3)]) == 0  # and again later
+    assert emitting.emit(found=[death(4)]) == 1  # dead again after a manual retry: a new event
+    assert [data["attempt"] for _, data in sent(OWNER)] == [3, 4]
+
+
 def test_task_completed_runs_in_the_callers_transaction_and_rolls_back_with_it():
     subscribe(OWNER)
     task = make_task()
