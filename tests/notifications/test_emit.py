@@ -161,6 +161,25 @@ def test_task_completed_runs_in_the_callers_transaction_and_rolls_back_with_it()
     assert sent(OWNER) == [] and not NotificationEvent.objects.exists()
 
 
+def test_writers_emitting_for_one_tenant_at_once_all_land_in_order():
+    """The subscription's row lock orders concurrent writers, so their jobs' scheduled_at never collide."""
+    from tests.concurrency import at_once
+
+    subscribe(OWNER, events=["task.completed"])
+    base = datetime(2027, 1, 1, tzinfo=UTC)
+
+    def complete_many(writer: int) -> int:
+        made = 0
+        for n in range(15):
+            at = base.replace(second=n, microsecond=writer)
+            made += emitting.task_completed(tenant_id=OWNER, task_id=uuid.UUID(int=writer + 1), completed_at=at)
+        return made
+
+    assert at_once(complete_many, [(writer,) for writer in range(4)]) == [15] * 4
+    jobs = notification_jobs(OWNER)
+    assert len(jobs) == 60 and len({job.scheduled_at for job in jobs}) == 60
+
+
 def test_task_completed_without_a_subscription_writes_nothing():
     assert not emitting.task_completed(tenant_id=OWNER, task_id=uuid.uuid4(), completed_at=datetime.now(UTC))
     assert not NotificationEvent.objects.exists() and not Job.objects.exists()
