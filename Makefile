@@ -105,7 +105,7 @@ k8s-validate: venv
 deploy-check: hadolint k8s-validate
 
 typecheck: venv
-	$(VENV)/bin/mypy jobsched_project api domain database console outbound tasks jobs history workers vault signing ratelimits sharding bench
+	$(VENV)/bin/mypy jobsched_project api domain database console outbound tasks jobs history workers vault signing ratelimits sharding notifications bench
 
 ## make bench: the whole system (run_scheduler, 2 x run_executor, run_reconciler) and Celery + Redis
 ## on the same 30,000 calls due at one second, in one run; figures on stdout and in .bench/system.json,

@@ -44,3 +44,14 @@ class JsonNumberField(serializers.FloatField):
         if isinstance(data, bool) or not isinstance(data, int | float) or data != data or abs(data) == float("inf"):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class JsonBooleanField(serializers.BooleanField):
+    """A JSON boolean, never "yes", 1 or "true" read as one."""
+
+    default_error_messages = {**serializers.BooleanField.default_error_messages, "invalid": "Must be a boolean."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data

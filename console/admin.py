@@ -3,6 +3,7 @@
 from django.contrib import admin
 
 from console.job_admin import DeadJobAdmin, JobAdmin
+from console.notification_admin import NotificationDeliveryAdmin, NotificationSubscriptionAdmin
 from console.rate_limit_admin import OriginBucketAdmin, RateLimitAdmin
 from console.task_admin import TaskAdmin, TenantLimitsAdmin
 from console.task_change_admin import TaskChangeAdmin
@@ -10,6 +11,8 @@ from console.task_change_admin import TaskChangeAdmin
 __all__ = [
     "DeadJobAdmin",
     "JobAdmin",
+    "NotificationDeliveryAdmin",
+    "NotificationSubscriptionAdmin",
     "OriginBucketAdmin",
     "RateLimitAdmin",
     "TaskAdmin",

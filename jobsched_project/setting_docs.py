@@ -192,6 +192,13 @@ SETTINGS: dict[str, SettingDoc] = {
     "AUDIT_RETENTION_DAYS": SettingDoc(
         LOOPS, "days a task change's audit record is kept; the archiver purges older ones in bounded batches"
     ),
+    "NOTIFICATION_MAX_ATTEMPTS": SettingDoc(
+        LOOPS, "calls a tenant's notification gets before it is dead (a dead one notifies nothing)"
+    ),
+    "NOTIFICATION_TIMEOUT_SECONDS": SettingDoc(LOOPS, "the timeout of one notification call"),
+    "NOTIFICATION_BACKOFF_BASE_SECONDS": SettingDoc(
+        LOOPS, "a failed notification is retried after this x 2^(attempt - 1) seconds"
+    ),
     # --- fair share
     "TENANT_MAX_RUNNING_JOBS": SettingDoc(FAIR, "default cap on one tenant's jobs running at once; 0 = none"),
     "TENANT_MAX_ACTIVE_TASKS": SettingDoc(FAIR, "default limit on one tenant's active tasks (409 past it); 0 = none"),

@@ -286,6 +286,7 @@ INSTALLED_APPS = [
     "ratelimits",
     "workers",
     "vault",
+    "notifications",
 ]
 
 MIDDLEWARE = [
@@ -521,6 +522,11 @@ SCHEDULER_MISSED_RUNS_MAX = _positive_int("SCHEDULER_MISSED_RUNS_MAX", 100)
 AUTO_PAUSE_AFTER_DEAD_JOBS = _setting("AUTO_PAUSE_AFTER_DEAD_JOBS", env.int, 10)
 if not 0 <= AUTO_PAUSE_AFTER_DEAD_JOBS <= 1000:
     raise ImproperlyConfigured(f"AUTO_PAUSE_AFTER_DEAD_JOBS: 0 (never) to 1000, got {AUTO_PAUSE_AFTER_DEAD_JOBS}")
+
+# --- Notifications to the tenant (docs/how-to/notifications.md): each one a job with its own budget.
+NOTIFICATION_MAX_ATTEMPTS = _positive_int("NOTIFICATION_MAX_ATTEMPTS", 8)
+NOTIFICATION_TIMEOUT_SECONDS = _positive_int("NOTIFICATION_TIMEOUT_SECONDS", 10)
+NOTIFICATION_BACKOFF_BASE_SECONDS = _positive_int("NOTIFICATION_BACKOFF_BASE_SECONDS", 30)
 
 ARCHIVE_SUCCEEDED_AFTER_SECONDS = _positive_int("ARCHIVE_SUCCEEDED_AFTER_SECONDS", 3600)
 ARCHIVE_DEAD_AFTER_SECONDS = _positive_int("ARCHIVE_DEAD_AFTER_SECONDS", 14 * 24 * 3600)

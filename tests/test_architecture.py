@@ -40,7 +40,9 @@ ALLOWED: dict[str, set[str]] = {
     "signing": {*_PRIMITIVES, "api", "tasks", "vault"},
     "ratelimits": {*_PRIMITIVES, "api"},
     "jobs": {*_PRIMITIVES, "api", "tasks", "history", "signing", "sharding", "ratelimits"},
-    "console": {*_PRIMITIVES, "tasks", "history", "signing", "jobs", "ratelimits"},
+    "console": {*_PRIMITIVES, "tasks", "history", "signing", "jobs", "ratelimits", "notifications"},
+    # The tenant's notifications: its subscription API and deliveries, on the queue's events.
+    "notifications": {*_PRIMITIVES, "api", "tasks", "history", "signing", "jobs", "sharding"},
     "workers": {*_PRIMITIVES, "api", "vault", "tasks", "history", "signing", "jobs", "sharding", "ratelimits"},
     "jobsched_project": {"api", "history"},
     "bench": {

@@ -6,9 +6,9 @@ dropped by key), and the next run writes it again (an upsert) and deletes it.
 The other order could delete a job that never reached the history.
 
 It also owns the cleanup of what outlives the queue: expired history rows (the SQL
-store's purge), run now's expired Idempotency-Keys (`run_requests`) and the audit
-records of task changes past AUDIT_RETENTION_DAYS (`task_changes`), each in one
-bounded statement per step.
+store's purge), run now's expired Idempotency-Keys (`run_requests`), the audit
+records of task changes past AUDIT_RETENTION_DAYS (`task_changes`) and tenants'
+notification events past the history's TTL, each in one bounded statement per step.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from domain.records import JobRecord
 from history.base import HistoryStore, HistoryUnavailable, truncate_to_millis
 from jobs import queue
 from jobs.models import JobStatus
+from jobs.queue.notifications import purge_expired_events
 from tasks import changes
 from workers.metrics import (
     ARCHIVER_FAILURES,
@@ -55,6 +56,7 @@ class ArchiveRun:
     purged: int = 0
     run_requests_purged: int = 0  # expired Idempotency-Keys of runs now
     task_changes_purged: int = 0  # audit records past their retention
+    notification_events_purged: int = 0  # tenants' notification events past the history's TTL
     full: bool = False  # some batch was full: more is waiting
 
 
@@ -109,12 +111,16 @@ class Archiver:
             retention_days=settings.AUDIT_RETENTION_DAYS, limit=self.purge_limit
         )
         ARCHIVER_TASK_CHANGES_PURGED.inc(run.task_changes_purged)
+        run.notification_events_purged = purge_expired_events(
+            retention_seconds=settings.HISTORY_TTL_SECONDS, limit=self.purge_limit
+        )
         for status, age in self.ages.items():
             self._archive_status(status, age, run)
         run.purged = self.store.purge_expired(limit=self.purge_limit)
         ARCHIVER_PURGED.inc(run.purged)
-        run.full = run.full or max(run.purged, run.run_requests_purged, run.task_changes_purged) >= self.purge_limit
-        if run.read or run.purged or run.run_requests_purged or run.task_changes_purged:
+        purged = (run.purged, run.run_requests_purged, run.task_changes_purged, run.notification_events_purged)
+        run.full = run.full or max(purged) >= self.purge_limit
+        if run.read or any(purged):
             logger.info(
                 "archived jobs",
                 extra={
@@ -125,6 +131,7 @@ class Archiver:
                     "purged": run.purged,
                     "run_requests_purged": run.run_requests_purged,
                     "task_changes_purged": run.task_changes_purged,
+                    "notification_events_purged": run.notification_events_purged,
                 },
             )
         return run

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import connection, transaction
 
-from jobs.queue import task_health
+from jobs.queue import notifications, task_health
 from jobs.queue.statements import STATEMENTS
 from tasks import run_health
 
@@ -27,8 +27,9 @@ def sweep_expired_leases(*, limit: int) -> int:
         if not locked:  # each one's result landed meanwhile, or another sweep holds it
             return 0
         attempts = [_task_attempt(row) for row in locked]
+        prior: dict[bytes, tuple[str, int]] = {}
         # Before the jobs' UPDATE, which reads the tasks' status: an auto-pause here cancels a retry there.
-        paused = task_health.update_task_health(cursor, attempts)
+        paused = task_health.update_task_health(cursor, attempts, prior=prior)
         rows = [(bytes(row[0]), row[-1]) for row in locked]  # (id, fence) as read
         cursor.execute(*STATEMENTS["reconcile_expired_leases"].bind(None, rows, columns=("id", "fence")))
         # The swept rows are locked by this transaction, so each one must change: exactly the
@@ -36,6 +37,14 @@ def sweep_expired_leases(*, limit: int) -> int:
         if cursor.rowcount != len(locked):
             raise RuntimeError(f"lease sweep changed {cursor.rowcount} of {len(locked)} locked rows")
         task_health.cancel_auto_paused(paused)
+        # A lease expired on the last attempt is a dead job: its notifications commit with the sweep.
+        deaths = [
+            notifications.Death(row[5], bytes(row[3]), bytes(row[0]), row[1], None, "lease expired")
+            for row, (_, _, attempt) in zip(locked, attempts, strict=True)
+            if attempt.outcome == run_health.DEAD
+        ]
+        if deaths:
+            notifications.emit_after_attempts(cursor, deaths=deaths, attempts=attempts, prior=prior, paused=paused)
     task_health.log_auto_paused(paused)
     return len(locked)
 

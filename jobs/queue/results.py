@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 
-from jobs.queue import task_health
+from jobs.queue import notifications, task_health
 from jobs.queue.statements import STATEMENTS
 from tasks import run_health
 
@@ -100,6 +100,13 @@ def _task_attempts(written: list[JobResult], locked: dict[bytes, tuple]) -> list
     return attempts
 
 
+def _death(result: JobResult, locked: dict[bytes, tuple]) -> notifications.Death:
+    _, _, task_id, _, tenant_id = locked[result.job_id.bytes]
+    return notifications.Death(
+        tenant_id, bytes(task_id), result.job_id.bytes, result.attempt, result.http_status, result.error
+    )
+
+
 def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
     """Write `results` behind their fences; the report says which were dropped.
 
@@ -130,8 +137,10 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
             else:
                 report.dropped.append(result)
         if report.written:
+            attempts = _task_attempts(report.written, locked)
+            prior: dict[bytes, tuple[str, int]] = {}
             # Before the jobs' write, which reads the tasks' status: an auto-pause here cancels a retry there.
-            report.paused_tasks = task_health.update_task_health(cursor, _task_attempts(report.written, locked))
+            report.paused_tasks = task_health.update_task_health(cursor, attempts, prior=prior)
             rows = [_result_row(result) for result in report.written]
             statement = STATEMENTS["result_write"]
             cursor.execute(statement.render(db, {"worker_id": worker_id}, rows, columns=RESULT_COLUMNS))
@@ -139,6 +148,12 @@ def record_results(*, worker_id: str, results: list[JobResult]) -> WriteReport:
             if cursor.rowcount != len(report.written):
                 raise RuntimeError(f"result write changed {cursor.rowcount} of {len(report.written)} locked rows")
             task_health.cancel_auto_paused(report.paused_tasks)
+            # The tenants' notifications of this write's deaths, committed with them (none without a dead job).
+            deaths = [_death(result, locked) for result in report.written if result.outcome is Outcome.DEAD]
+            if deaths:
+                notifications.emit_after_attempts(
+                    cursor, deaths=deaths, attempts=attempts, prior=prior, paused=report.paused_tasks
+                )
     task_health.log_auto_paused(report.paused_tasks)
     for result in report.dropped:
         logger.warning(

@@ -42,8 +42,14 @@ TASK_HEALTH_COLUMNS = (
 )
 
 
-def update_task_health(cursor: Any, attempts: Iterable[TaskAttempt]) -> list[tuple[str, uuid.UUID]]:
-    """One UPDATE of the attempts' tasks (last run, dead jobs in a row, auto-pause); the (tenant, task) it paused."""
+def update_task_health(
+    cursor: Any, attempts: Iterable[TaskAttempt], *, prior: dict[bytes, tuple[str, int]] | None = None
+) -> list[tuple[str, uuid.UUID]]:
+    """One UPDATE of the attempts' tasks (last run, dead jobs in a row, auto-pause); the (tenant, task) it paused.
+
+    `prior`, when given, receives each locked task's (status, dead jobs in a row) before this write
+    (the notifications' task.failing and job.dead read them: jobs.queue.notifications).
+    """
     by_task: dict[bytes, list[run_health.Attempt]] = {}
     tenants: dict[bytes, str] = {}
     for task_id, tenant_id, attempt in attempts:
@@ -62,6 +68,8 @@ def update_task_health(cursor: Any, attempts: Iterable[TaskAttempt]) -> list[tup
     reasons = []
     for task_id, status, failures, auto_pause_after in cursor.fetchall():
         task_id = bytes(task_id)
+        if prior is not None:
+            prior[task_id] = (status, failures)
         state = run_health.next_health(
             status=status,
             consecutive_failures=failures,

@@ -24,6 +24,7 @@ def support_group() -> Group:
     importlib.import_module("jobs.migrations.0005_cancel_and_discard_permissions").grant(apps, None)
     importlib.import_module("tasks.migrations.0006_tenant_pause").grant(apps, None)
     importlib.import_module("tasks.migrations.0008_task_changes").grant(apps, None)
+    importlib.import_module("notifications.migrations.0002_support_view_permissions").grant(apps, None)
     return Group.objects.get(name=migration.GROUP_NAME)
 
 

@@ -21,6 +21,8 @@ def test_migrations_create_the_support_group_with_view_retry_cancel_discard_and_
         "tasks.view_tenantlimits",
         "tasks.pause_tenants",
         "tasks.view_taskchange",  # the audit trail of tasks, read-only
+        "notifications.view_notificationsubscription",
+        "notifications.view_notificationevent",
     }
 
 
@@ -32,3 +34,8 @@ def test_the_jobs_app_has_no_unmade_migrations():
 @pytest.mark.django_db
 def test_the_tasks_app_has_no_unmade_migrations():
     call_command("makemigrations", "tasks", "--check", "--dry-run", verbosity=0)
+
+
+@pytest.mark.django_db
+def test_the_notifications_app_has_no_unmade_migrations():
+    call_command("makemigrations", "notifications", "--check", "--dry-run", verbosity=0)

@@ -70,3 +70,14 @@ def test_the_async_client_reads_a_tasks_changes(base_url: str, token: str) -> No
             assert actions == ["pause", "create"]
 
     asyncio.run(scenario())
+
+
+def test_the_async_client_puts_reads_and_deletes_notifications(base_url: str, token: str) -> None:
+    async def scenario() -> None:
+        async with AsyncClient(base_url, token) as api:
+            put = await api.notifications.put(url="http://127.0.0.1:9/n", events=["job.dead"], failing_after=5)
+            assert (await api.notifications.get()) == put and put.failing_after == 5
+            assert [d async for d in api.notifications.deliveries()] == []
+            await api.notifications.delete()
+
+    asyncio.run(scenario())

@@ -128,6 +128,24 @@ def test_rate_limits_set_list_replace_delete(cli_env: dict[str, str]) -> None:
     assert missing.returncode == exit_codes.NOT_FOUND
 
 
+def test_notifications_set_get_deliveries_delete(cli_env: dict[str, str]) -> None:
+    done = jobsched(
+        "-o", "json", "notifications", "set", "--url", "http://127.0.0.1:9/notify", "--event", "job.dead",
+        "--event", "task.failing", "--failing-after", "2", env=cli_env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["events"] == ["job.dead", "task.failing"]
+    read = json.loads(jobsched("-o", "json", "notifications", "get", env=cli_env).stdout)
+    assert (read["url"], read["failing_after"], read["enabled"]) == ("http://127.0.0.1:9/notify", 2, True)
+    table = jobsched("notifications", "deliveries", env=cli_env)
+    assert table.returncode == 0 and table.stdout.strip() == "(none)"
+    assert jobsched("notifications", "delete", env=cli_env).returncode == 0
+    gone = jobsched("notifications", "get", env=cli_env)
+    assert gone.returncode == exit_codes.NOT_FOUND
+    refused = jobsched("notifications", "set", "--url", "ftp://x", "--event", "job.dead", env=cli_env)
+    assert refused.returncode == exit_codes.INVALID and "url" in refused.stderr
+
+
 def test_profiles_with_a_token_command_and_env_overrides(
     cli_env: dict[str, str], server_env: dict[str, str], base_url: str
 ) -> None:

@@ -230,3 +230,19 @@ def test_a_tasks_changes_are_read_newest_first_page_by_page(api: Client) -> None
     assert api.tasks.changes_page(task.id, limit=1).next_cursor is not None
     with pytest.raises(NotFound):
         api.tasks.changes_page("0193a1e0-1111-7222-8333-944455566677")
+
+
+def test_notifications_are_put_read_listed_and_deleted(api: Client) -> None:
+    with pytest.raises(NotFound):
+        api.notifications.get()
+    created = api.notifications.put(url="http://127.0.0.1:9/notify", events=["task.failing", "job.dead"])
+    assert (created.events, created.failing_after, created.enabled) == (["job.dead", "task.failing"], 3, True)
+    replaced = api.notifications.put(url="http://127.0.0.1:9/notify", events=["task.completed"], enabled=False)
+    assert api.notifications.get() == replaced and replaced.enabled is False
+    assert list(api.notifications.deliveries()) == []
+    with pytest.raises(ValidationFailed) as refused:
+        api.notifications.put(url="http://127.0.0.1:9/notify", events=["task.exploded"])
+    assert any(name.startswith("events") for name in refused.value.errors)
+    api.notifications.delete()
+    with pytest.raises(NotFound):
+        api.notifications.get()

@@ -25,6 +25,8 @@ from jobsched_client.models import (
     DryRun,
     ImportResult,
     Job,
+    Notification,
+    NotificationDelivery,
     Page,
     Preview,
     RateLimit,
@@ -66,6 +68,7 @@ class AsyncClient:
         self.secrets = AsyncSecrets(self)
         self.signing_secrets = AsyncSigningSecrets(self)
         self.rate_limits = AsyncRateLimits(self)
+        self.notifications = AsyncNotifications(self)
 
     async def _exchange(self, call: ops.Call[Any], *, stream: bool = False) -> httpx.Response:
         """Send one call; retry 429/503 as the policy says; raise the typed error for any other failure."""
@@ -270,3 +273,26 @@ class AsyncRateLimits(_AsyncResource):
 
     async def delete(self, limit_id: str) -> None:
         await self._send(ops.rate_limits_delete(limit_id))
+
+
+class AsyncNotifications(_AsyncResource):
+    async def get(self) -> Notification:
+        return await self._send(ops.notifications_get())
+
+    async def put(
+        self, *, url: str, events: Iterable[str], failing_after: int | None = None, enabled: bool | None = None
+    ) -> Notification:
+        return await self._send(
+            ops.notifications_put(url=url, events=events, failing_after=failing_after, enabled=enabled)
+        )
+
+    async def delete(self) -> None:
+        await self._send(ops.notifications_delete())
+
+    def deliveries(self, *, limit: int | None = None) -> AsyncIterator[NotificationDelivery]:
+        return aiterate_pages(lambda cursor: self.deliveries_page(cursor=cursor, limit=limit))
+
+    async def deliveries_page(
+        self, *, cursor: str | None = None, limit: int | None = None
+    ) -> Page[NotificationDelivery]:
+        return await self._send(ops.notifications_deliveries_page(cursor=cursor, limit=limit))

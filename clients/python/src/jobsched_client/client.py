@@ -1,5 +1,5 @@
 """The synchronous client: `Client(url, token)` with `tasks`, `jobs`, `schedules`, `secrets`, `signing_secrets`,
-`rate_limits`.
+`rate_limits`, `notifications`.
 
 with Client("https://jobsched.example.com", token) as api:
     for task in api.tasks.list():
@@ -22,6 +22,8 @@ from jobsched_client.models import (
     DryRun,
     ImportResult,
     Job,
+    Notification,
+    NotificationDelivery,
     Page,
     Preview,
     RateLimit,
@@ -71,6 +73,7 @@ class Client:
         self.secrets = Secrets(self)
         self.signing_secrets = SigningSecrets(self)
         self.rate_limits = RateLimits(self)
+        self.notifications = Notifications(self)
 
     def _exchange(self, call: ops.Call[Any], *, stream: bool = False) -> httpx.Response:
         """Send one call; retry 429/503 as the policy says; raise the typed error for any other failure."""
@@ -309,3 +312,26 @@ class RateLimits(_Resource):
 
     def delete(self, limit_id: str) -> None:
         self._send(ops.rate_limits_delete(limit_id))
+
+
+class Notifications(_Resource):
+    """`/v1/notifications`: the tenant's one subscription to events (job.dead, task.failing, ...) and its deliveries."""
+
+    def get(self) -> Notification:
+        return self._send(ops.notifications_get())
+
+    def put(
+        self, *, url: str, events: Iterable[str], failing_after: int | None = None, enabled: bool | None = None
+    ) -> Notification:
+        """Create or replace the subscription (omitted fields take the server's defaults)."""
+        return self._send(ops.notifications_put(url=url, events=events, failing_after=failing_after, enabled=enabled))
+
+    def delete(self) -> None:
+        self._send(ops.notifications_delete())
+
+    def deliveries(self, *, limit: int | None = None) -> Iterator[NotificationDelivery]:
+        """The notifications sent or being sent, newest first."""
+        return iterate_pages(lambda cursor: self.deliveries_page(cursor=cursor, limit=limit))
+
+    def deliveries_page(self, *, cursor: str | None = None, limit: int | None = None) -> Page[NotificationDelivery]:
+        return self._send(ops.notifications_deliveries_page(cursor=cursor, limit=limit))

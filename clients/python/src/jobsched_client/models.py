@@ -345,6 +345,23 @@ class RateLimit:
     updated_at: datetime
 
 
+# --- notifications ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Notification:
+    """The tenant's notification subscription: where to send which events."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("NotificationOutput",)
+
+    url: str
+    events: list[str]
+    failing_after: int
+    enabled: bool
+    created_at: datetime
+    updated_at: datetime
+
+
 # --- the audit trail -------------------------------------------------------------------
 
 
@@ -374,6 +391,24 @@ class TaskChange:
     at: datetime
     version: int | None
     changes: list[TaskChangeField]
+
+
+@dataclass(frozen=True)
+class NotificationDelivery:
+    """One notification sent (or being sent): its event and how its call went."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("DeliveryOutput",)
+
+    event_id: str
+    event_type: str | None
+    task_id: str | None
+    status: str
+    attempts: int
+    http_status: int | None
+    error: str | None
+    created_at: datetime
+    finished_at: datetime | None
+    next_attempt_at: datetime | None
 
 
 # --- pages -----------------------------------------------------------------------------
@@ -409,4 +444,6 @@ MODELS: tuple[type, ...] = (
     RateLimit,
     TaskChangeField,
     TaskChange,
+    Notification,
+    NotificationDelivery,
 )

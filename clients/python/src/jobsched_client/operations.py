@@ -21,6 +21,8 @@ from jobsched_client.models import (
     DryRun,
     ImportResult,
     Job,
+    Notification,
+    NotificationDelivery,
     Page,
     Preview,
     RateLimit,
@@ -68,6 +70,10 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "rate_limits_set": ("POST", "/v1/rate-limits"),
     "rate_limits_get": ("GET", "/v1/rate-limits/{limit_id}"),
     "rate_limits_delete": ("DELETE", "/v1/rate-limits/{limit_id}"),
+    "notifications_get": ("GET", "/v1/notifications"),
+    "notifications_put": ("PUT", "/v1/notifications"),
+    "notifications_delete": ("DELETE", "/v1/notifications"),
+    "notifications_deliveries": ("GET", "/v1/notifications/deliveries"),
 }
 SCHEMA_PATH = "/v1/schema"
 MERGE_PATCH = "application/merge-patch+json"
@@ -281,6 +287,32 @@ def signing_secrets_get(secret_id: str) -> Call[SigningSecret]:
 
 def signing_secrets_delete(secret_id: str) -> Call[None]:
     return _call("signing_secrets_delete", _nothing, path_args={"secret_id": secret_id})
+
+
+# --- notifications ---------------------------------------------------------------------
+
+
+def notifications_get() -> Call[Notification]:
+    return _call("notifications_get", _model(Notification))
+
+
+def notifications_put(
+    *, url: str, events: Iterable[str], failing_after: int | None, enabled: bool | None
+) -> Call[Notification]:
+    body: dict[str, Any] = {"url": url, "events": list(events)}
+    if failing_after is not None:
+        body["failing_after"] = failing_after
+    if enabled is not None:
+        body["enabled"] = enabled
+    return _call("notifications_put", _model(Notification), json=body)
+
+
+def notifications_delete() -> Call[None]:
+    return _call("notifications_delete", _nothing)
+
+
+def notifications_deliveries_page(*, cursor: str | None, limit: int | None) -> Call[Page[NotificationDelivery]]:
+    return _call("notifications_deliveries", _page(NotificationDelivery), params={"cursor": cursor, "limit": limit})
 
 
 def schema() -> Call[dict[str, Any]]:

@@ -34,7 +34,7 @@ EXIT_CODES: dict[int, str] = {
     OK: "success (for `crontab apply` without `--yes` in a non-interactive run: the plan was printed, nothing changed)",
     ERROR: "any other error, or a confirmation answered no",
     USAGE: "bad command line (unknown option, missing argument)",
-    NOT_FOUND: "no such task, job, secret or signing secret (404)",
+    NOT_FOUND: "no such task, job, secret, signing secret or notification subscription (404)",
     CONFLICT: "the resource changed since it was read (412), needs If-Match (428), or conflicts with its state (409)",
     INVALID: "the request or an input file is invalid (400, 413, 415, 422), or a crontab line cannot be converted",
     AUTH: "the token is missing, invalid or expired (401), or does not grant this (403)",

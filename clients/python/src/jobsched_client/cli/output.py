@@ -9,7 +9,17 @@ from typing import Any
 import click
 import yaml
 
-from jobsched_client.models import Job, PreviewRun, RateLimit, Secret, SigningSecret, Task, TaskChange, to_json
+from jobsched_client.models import (
+    Job,
+    NotificationDelivery,
+    PreviewRun,
+    RateLimit,
+    Secret,
+    SigningSecret,
+    Task,
+    TaskChange,
+    to_json,
+)
 
 FORMATS = ("table", "json", "yaml")
 
@@ -59,6 +69,14 @@ COLUMNS: dict[type, list[tuple[str, Callable[[Any], object]]]] = {
         ("ACTION", lambda c: c.action),
         ("ACTOR", lambda c: c.actor),
         ("FIELDS", lambda c: ",".join(entry.field for entry in c.changes) or "-"),
+    ],
+    NotificationDelivery: [
+        ("EVENT", lambda d: d.event_id),
+        ("TYPE", lambda d: d.event_type or "-"),
+        ("STATUS", lambda d: d.status),
+        ("ATTEMPTS", lambda d: d.attempts),
+        ("HTTP", lambda d: d.http_status if d.http_status is not None else "-"),
+        ("CREATED", lambda d: to_json(d.created_at)),
     ],
     PreviewRun: [
         ("AT (UTC)", lambda r: to_json(r.at)),
