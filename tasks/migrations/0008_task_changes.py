@@ -8,6 +8,8 @@ import domain.ids
 import domain.tenants
 from django.db import migrations, models
 
+from sharding.routers import GLOBAL_TABLES
+
 
 def grant(apps, schema_editor):
     alias = schema_editor.connection.alias if schema_editor else "default"
@@ -48,5 +50,5 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['tenant_id', 'task_id', 'id'], name='task_changes_task_idx'), models.Index(fields=['at'], name='task_changes_at_idx')],
             },
         ),
-        migrations.RunPython(grant, migrations.RunPython.noop),
+        migrations.RunPython(grant, migrations.RunPython.noop, hints=GLOBAL_TABLES),
     ]
