@@ -285,6 +285,7 @@ INSTALLED_APPS = [
     "signing",
     "workers",
     "vault",
+    "calendars",
 ]
 
 MIDDLEWARE = [

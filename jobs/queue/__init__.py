@@ -17,6 +17,7 @@ sit beside the statements, and callers ask for what they need:
 - manual retry, cancel, discard and the DLQ summary: `requeue_dead_jobs` (the one retry statement),
   `requeue_dead_job` and `requeue_dead_jobs_staggered` (the console's bulk retry) on it, `cancel_pending_job`,
   `discard_dead_job`, `job_status`, `jobs_status`, `dead_jobs_by_tenant` (support.py)
+- backfill (tasks.backfill): `backfill_existing_runs`, `insert_backfill_jobs` (backfill.py)
 - the admin's queue dashboard: `jobs.queue.dashboard.read_dashboard` (dashboard.py, bounded reads)
 
 Reads through the ORM (the job API, the admin lists) stay with their callers:
@@ -24,6 +25,7 @@ they change nothing and need no SQL of their own.
 """
 
 from jobs.queue.archive import delete_archived, finished_jobs
+from jobs.queue.backfill import backfill_existing_runs, insert_backfill_jobs
 from jobs.queue.claims import ClaimedJob, claim_due, due_priorities, release_claims
 from jobs.queue.leases import sweep_expired_leases
 from jobs.queue.lifecycle import (
@@ -57,6 +59,7 @@ __all__ = [
     "Outcome",
     "TenantDead",
     "WriteReport",
+    "backfill_existing_runs",
     "bind_run_request",
     "cancel_pending_job",
     "cancel_task_jobs",
@@ -66,6 +69,7 @@ __all__ = [
     "discard_dead_job",
     "due_priorities",
     "finished_jobs",
+    "insert_backfill_jobs",
     "insert_run_now_job",
     "job_status",
     "jobs_status",
