@@ -285,7 +285,7 @@ INSTALLED_APPS = [
     "signing",
     "workers",
     "vault",
-    "calendars",
+    "tasks.calendars",  # label "calendars"
 ]
 
 MIDDLEWARE = [

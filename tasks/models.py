@@ -86,7 +86,7 @@ class Task(models.Model):
     # The tenant's labels (tasks.labels); mirrored row by row in task_labels for the filtered list.
     # db_default: the scheduler's and the benches' raw INSERTs name only the columns they set.
     labels = models.JSONField(default=dict, blank=True, db_default=models.Value("{}"))
-    # schedule.exclude_calendars (calendars app), mirrored in task_calendars; NULL, not [], when there are
+    # schedule.exclude_calendars (tasks.calendars), mirrored in task_calendars; NULL, not [], when there are
     # none: the scheduler's insert tests IS NULL and only looks calendars up for the other rows.
     exclude_calendars = models.JSONField(null=True, blank=True)
 

@@ -17,10 +17,10 @@ from rest_framework.views import APIView
 from api.auth import tenant_of
 from api.params import invalid_param
 from api.problems import not_found
-from calendars.rules import covering as excluded_by
-from calendars.selectors import calendar_spans
 from domain.ids import parse_id
 from tasks import selectors, services
+from tasks.calendars.rules import covering as excluded_by
+from tasks.calendars.selectors import calendar_spans
 from tasks.models import Task, TaskStatus
 from tasks.schedule import ScheduleError, next_run_after, parse_timezone
 from tasks.schedule.missed import WalkLimitReached, planned_runs
@@ -128,7 +128,7 @@ def _answer(
 
 
 def _calendars(tenant_id: str, names: Any) -> Any:
-    """The excluded calendars' spans, read now (calendars.selectors), for marking runs."""
+    """The excluded calendars' spans, read now (tasks.calendars.selectors), for marking runs."""
     return calendar_spans(tenant_id=tenant_id, names=list(names)) if names else ()
 
 

@@ -21,11 +21,11 @@ from rest_framework import serializers
 from api.json_fields import JsonIntegerField, JsonStringField
 from api.problems import Problem
 from api.strict_serializer import StrictSerializer
-from calendars import task_fields as calendar_fields
 from domain.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
 from outbound import egress
 from outbound.headers import HeaderError, validate_headers
 from tasks import run_health, schedule, services
+from tasks.calendars import task_fields as calendar_fields
 from tasks.labels import KEY_RULE, MAX_LABELS, VALUE_RULE, LabelError, merge_labels, validate_labels
 from tasks.models import HttpMethod, MissedRuns, Task
 from tasks.priority import DEFAULT_PRIORITY, PRIORITIES

@@ -18,8 +18,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from calendars import services as calendar_services
 from tasks import limits, schedule, selectors
+from tasks.calendars import services as calendar_services
 from tasks.models import Task, TaskLabel, TaskStatus
 from tasks.signals import task_stopped
 

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from tasks import backfill_views, preview_views, transfer_views, views
+from tasks import preview_views, transfer_views, views
 
 urlpatterns = [
     path("tasks", views.TaskListCreateView.as_view(), name="tasks"),
@@ -14,7 +14,6 @@ urlpatterns = [
     path("tasks/<str:task_id>/pause", views.TaskPauseView.as_view(), name="task-pause"),
     path("tasks/<str:task_id>/resume", views.TaskResumeView.as_view(), name="task-resume"),
     path("tasks/<str:task_id>/preview", preview_views.TaskPreviewView.as_view(), name="task-preview"),
-    path("tasks/<str:task_id>/backfill", backfill_views.TaskBackfillView.as_view(), name="task-backfill"),
     path("schedules/preview", preview_views.SchedulePreviewView.as_view(), name="schedule-preview"),
     # Public: the schema describes the API, it reveals no tenant's data.
     path(

@@ -29,9 +29,9 @@ from api.auth import tenant_of
 from api.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
 from api.parsers import BoundedJSONParser, MergePatchJSONParser
 from api.problems import Problem, not_found
-from calendars import services as calendar_services
 from domain.ids import parse_id
 from tasks import limits, selectors, services
+from tasks.calendars import services as calendar_services
 from tasks.labels import LabelError, parse_selector
 from tasks.models import Task
 from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, etag, idempotency_key_problem, parse_if_match, request_sha256

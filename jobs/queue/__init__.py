@@ -17,7 +17,7 @@ sit beside the statements, and callers ask for what they need:
 - manual retry, cancel, discard and the DLQ summary: `requeue_dead_jobs` (the one retry statement),
   `requeue_dead_job` and `requeue_dead_jobs_staggered` (the console's bulk retry) on it, `cancel_pending_job`,
   `discard_dead_job`, `job_status`, `jobs_status`, `dead_jobs_by_tenant` (support.py)
-- backfill (tasks.backfill): `backfill_existing_runs`, `insert_backfill_jobs` (backfill.py)
+- backfill (jobs.backfill): `backfill_existing_runs`, `insert_backfill_jobs` (backfill.py)
 - the admin's queue dashboard: `jobs.queue.dashboard.read_dashboard` (dashboard.py, bounded reads)
 
 Reads through the ORM (the job API, the admin lists) stay with their callers:

@@ -1,4 +1,4 @@
-"""The queue's side of a backfill (tasks.backfill): the runs already queued, and one insert of the missing ones."""
+"""The queue's side of a backfill (jobs.backfill): the runs already queued, and one insert of the missing ones."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
--- Backfill (tasks.backfill, through jobs.queue.backfill): a task's past runs in a range, made as the
+-- Backfill (jobs.backfill, through jobs.queue.backfill): a task's past runs in a range, made as the
 -- scheduler makes a run. Idempotent through UNIQUE (task_id, scheduled_at) (jobs_task_scheduled_uniq).
 
 -- name: backfill_existing_runs

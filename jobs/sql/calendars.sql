@@ -1,6 +1,6 @@
--- Calendars (calendars app) as the queue's inserts see them: a run on a date a calendar of its task
--- holds is inserted `skipped`, its reason in `error` (calendars.rules.skip_reason, the same test as
--- calendars.rules.covering). Included by scheduler_insert_jobs and backfill_insert_jobs.
+-- Calendars (tasks.calendars) as the queue's inserts see them: a run on a date a calendar of its task
+-- holds is inserted `skipped`, its reason in `error` (tasks.calendars.rules.skip_reason, the same test as
+-- tasks.calendars.rules.covering). Included by scheduler_insert_jobs and backfill_insert_jobs.
 
 -- name: calendar_skip_reason
 -- A template over `t` (the task row) and `due.scheduled_at` (the run): 'calendar:<name>' of the first

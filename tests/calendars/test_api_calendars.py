@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from calendars import rules
-from calendars.models import Calendar, CalendarSpan, TaskCalendar
+from tasks.calendars import rules
+from tasks.calendars.models import Calendar, CalendarSpan, TaskCalendar
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from calendars import rules
-from calendars.rules import DateRange
+from tasks.calendars import rules
+from tasks.calendars.rules import DateRange
 
 MADRID = ZoneInfo("Europe/Madrid")
 

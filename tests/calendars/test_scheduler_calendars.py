@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.db import connection
 
-from calendars import rules, services
 from jobs.models import Job, JobStatus
+from tasks.calendars import rules, services
 from tasks.models import Task
 from tests.factories import db_now, make_task
 from workers.scheduler import Scheduler

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from calendars import services as calendar_services
 from domain.ids import new_id
 from domain.records import JobRecord
+from jobs import backfill
 from jobs.models import Job, JobStatus
-from tasks import backfill
+from tasks.calendars import services as calendar_services
 from tasks.models import TaskStatus
 from tests.factories import db_now, make_task
 

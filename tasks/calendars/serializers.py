@@ -12,8 +12,8 @@ from rest_framework import serializers
 
 from api.json_fields import JsonStringField
 from api.strict_serializer import StrictSerializer
-from calendars import rules
-from calendars.services import CalendarSpec
+from tasks.calendars import rules
+from tasks.calendars.services import CalendarSpec
 from tasks.schedule import MAX_TIMEZONE_LENGTH, ScheduleError, parse_timezone
 
 RANGE_SCHEMA_HELP = "both ends included, YYYY-MM-DD, at most " + str(rules.MAX_RANGE_DAYS) + " days"

@@ -2,5 +2,6 @@ from django.apps import AppConfig
 
 
 class CalendarsConfig(AppConfig):
-    name = "calendars"
+    name = "tasks.calendars"
+    label = "calendars"
     verbose_name = "Calendars"

@@ -18,9 +18,9 @@ from rest_framework.views import APIView
 from api.auth import tenant_of
 from api.params import LIMIT_PARAMETER, OPAQUE_CURSOR_PARAMETER, invalid_param, page_limit
 from api.problems import Problem, not_found
-from calendars import rules, selectors, services
-from calendars.models import Calendar
-from calendars.serializers import CalendarInput, CalendarOutput, CalendarPage
+from tasks.calendars import rules, selectors, services
+from tasks.calendars.models import Calendar
+from tasks.calendars.serializers import CalendarInput, CalendarOutput, CalendarPage
 from tasks.preconditions import etag, parse_if_match
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")

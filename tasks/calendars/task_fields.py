@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from calendars import rules, selectors
+from tasks.calendars import rules, selectors
 
 HELP = (
     f"up to {rules.MAX_EXCLUDE_CALENDARS} names of the tenant's calendars (PUT /v1/calendars/{{name}}): "

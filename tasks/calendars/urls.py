@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from calendars import views
+from tasks.calendars import views
 
 urlpatterns = [
     path("calendars", views.CalendarListView.as_view(), name="calendars"),

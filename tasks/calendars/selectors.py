@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from calendars.models import Calendar, CalendarSpan, TaskCalendar
+from tasks.calendars.models import Calendar, CalendarSpan, TaskCalendar
 
 
 def calendar_get(*, tenant_id: str, name: str) -> Calendar | None:
@@ -40,7 +40,7 @@ def tasks_excluding(*, tenant_id: str, name: str) -> int:
 def calendar_spans(*, tenant_id: str, names: Sequence[str]) -> list[tuple[str, list[tuple[datetime, datetime]]]]:
     """Each named calendar's UTC spans (aware, sorted), in the order of `names`; a missing name has none.
 
-    What the preview and a backfill test runs against (calendars.rules.covering), read
+    What the preview and a backfill test runs against (tasks.calendars.rules.covering), read
     now: the same rows the scheduler's SQL reads at its tick.
     """
     by_name: dict[str, list[tuple[datetime, datetime]]] = {name: [] for name in names}

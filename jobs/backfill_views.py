@@ -1,4 +1,4 @@
-"""`POST /v1/tasks/{id}/backfill`: make a task's runs of a past range (tasks.backfill)."""
+"""`POST /v1/tasks/{id}/backfill`: make a task's runs of a past range (jobs.backfill)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from api.problems import Problem, not_found
 from api.strict_serializer import StrictSerializer
 from domain.ids import parse_id
 from history.base import HistoryUnavailable
-from tasks import backfill
+from jobs import backfill
 from tasks.serializers import StrictDateTimeField
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")

@@ -20,8 +20,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from calendars import rules
-from calendars.models import Calendar, CalendarSpan, TaskCalendar
+from tasks.calendars import rules
+from tasks.calendars.models import Calendar, CalendarSpan, TaskCalendar
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class VersionMismatch(Exception):
 
 @dataclass(frozen=True)
 class CalendarSpec:
-    """A validated calendar body (calendars.rules)."""
+    """A validated calendar body (tasks.calendars.rules)."""
 
     timezone: str
     dates: tuple[date, ...]

@@ -1,19 +1,19 @@
-"""Calendars (calendars.rules), their UTC spans, and which tasks exclude which calendar.
+"""Calendars (tasks.calendars.rules), their UTC spans, and which tasks exclude which calendar.
 
 `calendars` holds what the tenant sent (for GET and the ETag); `calendar_spans`
 what the scheduler reads (rewritten with every PUT, in its transaction);
 `task_calendars` mirrors each task's `schedule.exclude_calendars`, row by row,
 for the scheduler's join and for the "still in use" refusal of a delete. Every
-write is in calendars.services.
+write is in tasks.calendars.services.
 """
 
 from __future__ import annotations
 
 from django.db import models
 
-from calendars.rules import MAX_NAME_LENGTH
 from domain.ids import BinaryUUIDField
 from domain.tenants import ExactCharField, TenantIdField
+from tasks.calendars.rules import MAX_NAME_LENGTH
 
 
 class Calendar(models.Model):
