@@ -2,10 +2,11 @@
 
 from django.contrib import admin
 
+from console.calendar_admin import CalendarAdmin
 from console.job_admin import DeadJobAdmin, JobAdmin
 from console.task_admin import TaskAdmin, TenantLimitsAdmin
 
-__all__ = ["DeadJobAdmin", "JobAdmin", "TaskAdmin", "TenantLimitsAdmin"]
+__all__ = ["CalendarAdmin", "DeadJobAdmin", "JobAdmin", "TaskAdmin", "TenantLimitsAdmin"]
 
 CONSOLE_NAME = "jobsched support console"
 admin.site.site_header = CONSOLE_NAME
