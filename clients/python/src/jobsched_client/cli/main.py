@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from jobsched_client.cli import config, crontab, exit_codes, jobs, profiles, secrets, tasks
+from jobsched_client.cli import calendars, config, crontab, exit_codes, jobs, profiles, secrets, tasks
 from jobsched_client.cli.context import CliContext
 from jobsched_client.cli.output import FORMATS
 from jobsched_client.crontab.parsing import CrontabError
@@ -58,6 +58,7 @@ cli.add_command(jobs.dlq)
 cli.add_command(jobs.history)
 cli.add_command(secrets.secrets)
 cli.add_command(secrets.signing_secrets)
+cli.add_command(calendars.calendars)
 cli.add_command(crontab.crontab)
 
 
