@@ -38,6 +38,7 @@ class CalendarSpan(models.Model):
     """One run of consecutive covered dates as a UTC interval [starts_at, ends_at): disjoint per calendar."""
 
     calendar = models.ForeignKey(Calendar, on_delete=models.CASCADE, related_name="spans", db_constraint=False)
+    tenant_id = TenantIdField()  # the calendar's: sharded with it (sharding.vschema), joined on it
     starts_at = models.DateTimeField()
     ends_at = models.DateTimeField()
 

@@ -120,7 +120,7 @@ def _write_spans(calendar: Calendar, spec: CalendarSpec) -> None:
     CalendarSpan.objects.filter(calendar=calendar).delete()
     zone = ZoneInfo(spec.timezone)
     CalendarSpan.objects.bulk_create(
-        CalendarSpan(calendar=calendar, starts_at=start, ends_at=end)
+        CalendarSpan(calendar=calendar, tenant_id=calendar.tenant_id, starts_at=start, ends_at=end)
         for start, end in rules.spans(zone, spec.dates, spec.ranges)
     )
 
