@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tasks.calendars import rules
 from tasks.calendars.models import Calendar, CalendarSpan, TaskCalendar
+from tasks.models import Task
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 
@@ -202,3 +205,19 @@ def test_a_calendar_a_task_excludes_cannot_be_deleted_until_no_live_task_does(ow
     owner.delete(f"/v1/tasks/{second['id']}")
     assert owner.delete("/v1/calendars/hols").status_code == 204
     assert not CalendarSpan.objects.exists()
+
+
+def test_export_carries_exclude_calendars_and_import_writes_them_or_names_a_missing_one(owner):
+    put(owner, "hols")
+    owner.post("/v1/tasks", task_body(exclude_calendars=["hols"]), format="json")
+    (exported,) = [json.loads(line) for line in b"".join(owner.get("/v1/tasks/export").streaming_content).splitlines()]
+    assert exported["schedule"]["exclude_calendars"] == ["hols"]
+    renamed = {**exported, "name": "copy"}
+    imported = owner.post("/v1/tasks/import", json.dumps(renamed) + "\n", content_type="application/x-ndjson")
+    assert imported.status_code == 200, imported.content
+    copy = Task.objects.get(name="copy")
+    assert copy.exclude_calendars == ["hols"]
+    assert list(TaskCalendar.objects.filter(task_id=copy.pk).values_list("calendar_name", flat=True)) == ["hols"]
+    missing = {**renamed, "name": "third", "schedule": {**renamed["schedule"], "exclude_calendars": ["nope"]}}
+    refused = owner.post("/v1/tasks/import", json.dumps(missing) + "\n", content_type="application/x-ndjson")
+    assert "lines[1].schedule.exclude_calendars[0]" in problem(refused, 400)["errors"]
