@@ -12,6 +12,7 @@ from django.db import connection
 
 from jobs.models import Job, JobStatus
 from tasks.calendars import rules, services
+from tasks.calendars.models import Calendar, TaskCalendar
 from tasks.models import Task
 from tests.factories import db_now, make_task
 from workers.scheduler import Scheduler
@@ -208,3 +209,63 @@ def test_preview_marks_the_runs_a_calendar_excludes(owner):
     )
     assert unsaved.status_code == 200, unsaved.content
     assert [r["excluded_by"] for r in unsaved.json()["runs"]] == [r["excluded_by"] for r in runs]
+
+
+def test_a_skipped_run_is_in_the_tasks_history_with_its_reason(owner, store):
+    today = day_start(db_now())
+    save_calendar("closed", today - timedelta(days=1))
+    task = hourly_task(today - timedelta(days=1), "closed")
+    Scheduler(lookahead_seconds=0, missed_runs_max=1000).tick()
+    (run,) = owner.get(f"/v1/tasks/{task.pk}/history").json()["results"]
+    assert (run["status"], run["error"], run["scheduled_at"]) == (
+        "skipped",
+        "calendar:closed",
+        (today - timedelta(days=1)).isoformat().replace("+00:00", "Z"),
+    )
+
+
+def test_a_calendar_delete_racing_a_task_naming_it_never_leaves_the_task_on_a_missing_calendar():
+    # The calendar row is the lock both take: whichever commits second sees the first.
+    outcomes: list[str] = []
+    for attempt in range(6):
+        name = f"racy-{attempt}"
+        save_calendar(name, day_start(db_now()))
+        task = make_task(tenant_id=TENANT, cron_expression="0 * * * *")
+        barrier = threading.Barrier(2)
+        errors: list[BaseException] = []
+
+        def link(task=task, name=name, barrier=barrier, errors=errors) -> None:
+            try:
+                barrier.wait()
+                services.task_calendars_set(tenant_id=TENANT, task_id=task.pk, names=[name])
+                outcomes.append("linked")
+            except services.CalendarNotFound:
+                outcomes.append("calendar gone")
+            except BaseException as exc:  # reported by the main thread
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        def delete(name=name, barrier=barrier, errors=errors) -> None:
+            try:
+                barrier.wait()
+                services.calendar_delete(tenant_id=TENANT, name=name)
+                outcomes.append("deleted")
+            except services.CalendarInUse:
+                outcomes.append("in use")
+            except BaseException as exc:  # reported by the main thread
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=link), threading.Thread(target=delete)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        assert not errors, errors
+        linked = TaskCalendar.objects.filter(task_id=task.pk, calendar_name=name).exists()
+        exists = Calendar.objects.filter(tenant_id=TENANT, name=name).exists()
+        assert linked <= exists, (attempt, outcomes)  # a link never outlives its calendar
+        assert linked != (not exists)  # exactly one of the two won
+    assert set(outcomes) <= {"linked", "in use", "calendar gone", "deleted"}
