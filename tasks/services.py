@@ -60,7 +60,7 @@ class ScheduleSpec:
     cron: str | None = None
     timezone: str | None = None
     run_at: datetime | None = None
-    # Calendars whose dates the runs skip (calendars app): not part of when the task fires, so a change
+    # Calendars whose dates the runs skip (tasks.calendars): not part of when the task fires, so a change
     # of them alone keeps next_run_at (compare=False) and is written as the task field exclude_calendars.
     exclude_calendars: tuple[str, ...] = field(default=(), compare=False)
 
