@@ -63,6 +63,11 @@ PROBLEM_TYPES: dict[str, str] = {
     "in flight), so the URL could not be checked; nothing was saved. Retry after `Retry-After` seconds.",
     "history-unavailable": "The job history store does not answer; the page would be incomplete. Retry later.",
     "not-ready": "The database does not answer (readiness probe).",
+    "too-many-calendars": "The tenant already holds the most calendars it may (100); delete one first.",
+    "calendar-in-use": "Tasks still exclude the calendar (`tasks` counts them); remove it from their "
+    "schedule.exclude_calendars first.",
+    "not-recurring": "A one-shot task has no runs to backfill.",
+    "overlap-policy": "A backfill of a task whose overlap policy is not `allow` is not supported yet.",
 }
 
 PROBLEM_SCHEMA: dict[str, Any] = {
@@ -122,6 +127,7 @@ TAGS: list[dict[str, str]] = [
     {"name": "secrets", "description": "Secrets a task sends as its Authorization header; write-only values."},
     {"name": "signing-secrets", "description": "Standard Webhooks signing secrets: every call is signed."},
     {"name": "rate-limits", "description": "Calls per second to an origin, kept by every executor together."},
+    {"name": "calendars", "description": "Calendars: dates in a zone whose runs a task skips (exclude_calendars)."},
 ]
 
 # Example bodies of each problem type: (detail, other members).
@@ -160,6 +166,12 @@ _EXAMPLE_PROBLEMS: dict[str, tuple[str, dict[str, Any]]] = {
     "too-many-secrets": ("A tenant holds at most 500 secrets.", {}),
     "signing-secrets-limit": ("A tenant has at most 2 live signing secrets; delete one first.", {}),
     "rate-limits-limit": ("A tenant has at most 100 rate limits; delete one first.", {}),
+    "too-many-calendars": ("A tenant holds at most 100 calendars.", {}),
+    "calendar-in-use": (
+        "2 task(s) exclude this calendar; remove it from their schedule.exclude_calendars first.",
+        {"tasks": 2},
+    ),
+    "not-recurring": ("A one-shot task has no runs to backfill.", {}),
 }
 
 # The 409s each operation can answer; an operation not listed answers the generic `conflict`.
@@ -172,6 +184,9 @@ _CONFLICTS: dict[tuple[str, str], tuple[str, ...]] = {
     ("put", "/v1/secrets/{name}"): ("too-many-secrets",),
     ("post", "/v1/signing-secrets"): ("signing-secrets-limit",),
     ("post", "/v1/rate-limits"): ("rate-limits-limit",),
+    ("put", "/v1/calendars/{name}"): ("too-many-calendars",),
+    ("delete", "/v1/calendars/{name}"): ("calendar-in-use",),
+    ("post", "/v1/tasks/{task_id}/backfill"): ("task-paused", "not-recurring"),
 }
 
 # What a 404 names, by the path's first segment (api.problems.not_found's words).
@@ -181,12 +196,19 @@ _NOT_FOUND_THING = {
     "secrets": "secret",
     "signing-secrets": "signing secret",
     "rate-limits": "rate limit",
+    "calendars": "calendar",
 }
 
 
 def _validation_example(path: str, has_body: bool) -> tuple[str, dict[str, Any]]:
     if not has_body:
         return "limit: 1 to 200", {"errors": {"limit": ["1 to 200"]}}
+    if path.endswith("/backfill"):
+        reason = "the range holds more than 1000 runs; backfill it in parts"
+        return f"to: {reason}", {"errors": {"to": [reason]}}
+    if path.startswith("/v1/calendars"):
+        reason = "a date YYYY-MM-DD from 1970-01-01 to 2199-12-31"
+        return f"dates[3]: {reason}", {"errors": {"dates[3]": [reason]}}
     if path.startswith("/v1/tasks"):
         return "http.url: destination not allowed", {"errors": {"http.url": ["destination not allowed"]}}
     if path.startswith("/v1/rate-limits"):

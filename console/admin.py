@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 
+from console.calendar_admin import CalendarAdmin
 from console.job_admin import DeadJobAdmin, JobAdmin
 from console.notification_admin import NotificationDeliveryAdmin, NotificationSubscriptionAdmin
 from console.rate_limit_admin import OriginBucketAdmin, RateLimitAdmin
@@ -9,6 +10,7 @@ from console.task_admin import TaskAdmin, TenantLimitsAdmin
 from console.task_change_admin import TaskChangeAdmin
 
 __all__ = [
+    "CalendarAdmin",
     "DeadJobAdmin",
     "JobAdmin",
     "NotificationDeliveryAdmin",

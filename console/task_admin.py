@@ -132,6 +132,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         "next_run",
         "labels_list",
         "tenant_pause",
+        "excluded_calendars",
         "masked_http_url",
         "masked_http_headers",
         "masked_http_body",
@@ -157,7 +158,7 @@ class TaskAdmin(BoundedReadOnlyAdmin):
                 )
             },
         ),
-        ("Schedule", {"fields": ("schedule", "next_run", "priority", "missed_runs")}),
+        ("Schedule", {"fields": ("schedule", "excluded_calendars", "next_run", "priority", "missed_runs")}),
         (
             "How it is doing",
             {
@@ -235,6 +236,17 @@ class TaskAdmin(BoundedReadOnlyAdmin):
         if obj.run_at is not None:
             return f"once at {obj.run_at:%Y-%m-%d %H:%M:%S} UTC"
         return f"{obj.cron_expression} ({obj.timezone})"
+
+    @admin.display(description="excluded calendars")
+    def excluded_calendars(self, obj: Task):
+        """schedule.exclude_calendars, each linked to its calendar's page (runs on their dates are skipped)."""
+        if not obj.exclude_calendars:
+            return "—"
+        links = [
+            (reverse("admin:calendars_calendar_changelist") + "?" + urlencode({"q": name}), name)
+            for name in obj.exclude_calendars
+        ]
+        return format_html_join(", ", '<a href="{}">{}</a>', links)
 
     @admin.display(description="URL")
     def masked_http_url(self, obj: Task) -> str:

@@ -287,6 +287,7 @@ INSTALLED_APPS = [
     "workers",
     "vault",
     "notifications",
+    "tasks.calendars",  # label "calendars"
 ]
 
 MIDDLEWARE = [

@@ -14,6 +14,7 @@ urlpatterns = [
     path("v1/", include("ratelimits.urls")),
     path("v1/", include("vault.urls")),
     path("v1/", include("notifications.urls")),
+    path("v1/", include("tasks.calendars.urls")),
     path("admin/", admin.site.urls),
     path("", edge_views.home, name="home"),
     # Last: whatever under /v1/ no route above matched (a trailing slash, a typo) answers problem+json.

@@ -86,6 +86,9 @@ class Task(models.Model):
     # The tenant's labels (tasks.labels); mirrored row by row in task_labels for the filtered list.
     # db_default: the scheduler's and the benches' raw INSERTs name only the columns they set.
     labels = models.JSONField(default=dict, blank=True, db_default=models.Value("{}"))
+    # schedule.exclude_calendars (tasks.calendars), mirrored in task_calendars; NULL, not [], when there are
+    # none: the scheduler's insert tests IS NULL and only looks calendars up for the other rows.
+    exclude_calendars = models.JSONField(null=True, blank=True)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,6 +19,8 @@ from api.params import invalid_param
 from api.problems import not_found
 from domain.ids import parse_id
 from tasks import selectors, services
+from tasks.calendars.rules import covering as excluded_by
+from tasks.calendars.selectors import calendar_spans
 from tasks.models import Task, TaskStatus
 from tasks.schedule import ScheduleError, next_run_after, parse_timezone
 from tasks.schedule.missed import WalkLimitReached, planned_runs
@@ -54,6 +56,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
                 "offset_changed_from": None,
                 "ambiguous_local_time": False,
                 "late": False,
+                "excluded_by": None,
             },
             {
                 "at": "2027-03-28T01:00:00Z",
@@ -63,6 +66,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
                 "offset_changed_from": "+01:00",
                 "ambiguous_local_time": False,
                 "late": False,
+                "excluded_by": None,
             },
         ],
     },
@@ -82,8 +86,17 @@ class PreviewRunOutput(serializers.Serializer):
         help_text="already past: the scheduler is behind on this task and fires this run as soon as it reaches it"
     )
 
+    excluded_by = serializers.SerializerMethodField(
+        help_text="the calendar of schedule.exclude_calendars holding this run's date: the scheduler creates it "
+        "skipped, uncalled (null: called as usual)"
+    )
+
     def get_local(self, run: PreviewRun) -> str:
         return run.local.isoformat()
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_excluded_by(self, run: PreviewRun) -> str | None:
+        return excluded_by(self.context.get("calendars", ()), run.at)
 
 
 class PreviewOutput(serializers.Serializer):
@@ -103,12 +116,20 @@ def _count(request: Request) -> int:
     return int(text)
 
 
-def _answer(*, cron: str | None, timezone: str | None, run_at: datetime | None, after: datetime, n: int) -> Response:
+def _answer(
+    *, cron: str | None, timezone: str | None, run_at: datetime | None, after: datetime, n: int, calendars: Any = ()
+) -> Response:
     try:
         runs = preview_runs(cron=cron, timezone=timezone, run_at=run_at, after=after, count=n)
     except ScheduleError as exc:  # a saved schedule that no longer has runs (a cron with no future date)
         raise invalid_param(f"schedule.{exc.field}", exc.message) from None
-    return Response(PreviewOutput({"timezone": timezone if cron else None, "behind": False, "runs": runs}).data)
+    body = {"timezone": timezone if cron else None, "behind": False, "runs": runs}
+    return Response(PreviewOutput(body, context={"calendars": calendars}).data)
+
+
+def _calendars(tenant_id: str, names: Any) -> Any:
+    """The excluded calendars' spans, read now (tasks.calendars.selectors), for marking runs."""
+    return calendar_spans(tenant_id=tenant_id, names=list(names)) if names else ()
 
 
 def _planned(task: Task, *, next_run_at: datetime, now: datetime, n: int) -> Response:
@@ -139,7 +160,9 @@ def _planned(task: Task, *, next_run_at: datetime, now: datetime, n: int) -> Res
     timezone = task.timezone if task.cron_expression else None
     described = describe_runs(runs, timezone=timezone, after=next_run_at - timedelta(microseconds=1), now=now)
     behind = next_run_at < now - missed_after
-    return Response(PreviewOutput({"timezone": timezone, "behind": behind, "runs": described}).data)
+    calendars = _calendars(task.tenant_id, task.exclude_calendars)
+    body = {"timezone": timezone, "behind": behind, "runs": described}
+    return Response(PreviewOutput(body, context={"calendars": calendars}).data)
 
 
 class TaskPreviewView(APIView):
@@ -167,7 +190,14 @@ class TaskPreviewView(APIView):
         if task.status == TaskStatus.ACTIVE and task.next_run_at is not None:
             # next_run_at itself is the first run, unless the scheduler is behind and its policy skips it.
             return _planned(task, next_run_at=task.next_run_at, now=now, n=n)
-        return _answer(cron=task.cron_expression, timezone=task.timezone, run_at=task.run_at, after=now, n=n)
+        return _answer(
+            cron=task.cron_expression,
+            timezone=task.timezone,
+            run_at=task.run_at,
+            after=now,
+            n=n,
+            calendars=_calendars(task.tenant_id, task.exclude_calendars),
+        )
 
 
 class SchedulePreviewView(APIView):
@@ -187,8 +217,16 @@ class SchedulePreviewView(APIView):
     )
     def post(self, request: Request) -> Response:
         n = _count(request)
-        serializer = ScheduleInput(data=request.data)
+        tenant_id = tenant_of(request)
+        serializer = ScheduleInput(data=request.data, context={"tenant_id": tenant_id})
         if not serializer.is_valid():
             raise serializers.ValidationError({"schedule": serializer.errors})
         spec: Any = serializer.validated_data
-        return _answer(cron=spec.cron, timezone=spec.timezone, run_at=spec.run_at, after=services.clock(), n=n)
+        return _answer(
+            cron=spec.cron,
+            timezone=spec.timezone,
+            run_at=spec.run_at,
+            after=services.clock(),
+            n=n,
+            calendars=_calendars(tenant_id, spec.exclude_calendars),
+        )

@@ -25,6 +25,7 @@ from domain.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_s
 from outbound import egress
 from outbound.headers import HeaderError, validate_headers
 from tasks import run_health, schedule, services
+from tasks.calendars import task_fields as calendar_fields
 from tasks.labels import KEY_RULE, MAX_LABELS, VALUE_RULE, LabelError, merge_labels, validate_labels
 from tasks.models import HttpMethod, MissedRuns, Task
 from tasks.priority import DEFAULT_PRIORITY, PRIORITIES
@@ -98,11 +99,13 @@ class ScheduleInput(StrictSerializer):
     cron = JsonStringField(required=False, allow_null=True, max_length=schedule.MAX_CRON_LENGTH, trim_whitespace=False)
     timezone = JsonStringField(required=False, allow_null=True, max_length=schedule.MAX_TIMEZONE_LENGTH)
     run_at = StrictDateTimeField(required=False, allow_null=True)
+    exclude_calendars = serializers.JSONField(required=False, allow_null=True, help_text=calendar_fields.HELP)
 
     # Returns a typed ScheduleSpec rather than the attrs dict DRF's stubs expect, so callers
     # get the validated schedule in one value (hence the override).
     def validate(self, attrs: dict[str, Any]) -> ScheduleSpec:  # type: ignore[override]
         cron, zone, run_at = attrs.get("cron"), attrs.get("timezone"), attrs.get("run_at")
+        excluded = calendar_fields.exclude_calendars(attrs.get("exclude_calendars"), self.context.get("tenant_id"))
         if cron is not None and run_at is not None:
             raise serializers.ValidationError({"run_at": ["give either cron (with timezone) or run_at, not both"]})
         if cron is None and run_at is None:
@@ -111,7 +114,7 @@ class ScheduleInput(StrictSerializer):
         current = self.context.get("current")
         try:
             if current is not None and current.run_at is not None and run_at == current.run_at and zone is None:
-                return ScheduleSpec(run_at=run_at)  # unchanged by a PATCH: a past run_at stays valid
+                return ScheduleSpec(run_at=run_at, exclude_calendars=excluded)  # unchanged: a past run_at stays valid
             if run_at is not None:
                 if zone is not None:
                     raise schedule.ScheduleError("timezone", "a one-shot run_at carries its own offset; omit timezone")
@@ -119,11 +122,11 @@ class ScheduleInput(StrictSerializer):
                     raise schedule.ScheduleError("run_at", "must be in the future")
                 if run_at > now + RUN_AT_HORIZON:
                     raise schedule.ScheduleError("run_at", "must be within ten years")
-                spec = ScheduleSpec(run_at=run_at)
+                spec = ScheduleSpec(run_at=run_at, exclude_calendars=excluded)
             else:
                 zone = DEFAULT_TIMEZONE if zone is None else zone
                 schedule.parse_timezone(zone)
-                spec = ScheduleSpec(cron=schedule.validate_cron(str(cron)), timezone=zone)
+                spec = ScheduleSpec(cron=schedule.validate_cron(str(cron)), timezone=zone, exclude_calendars=excluded)
             spec.first_run(now)  # a cron with no future run is refused here, not in the service
         except schedule.ScheduleError as exc:
             raise serializers.ValidationError({exc.field: [exc.message]}) from None
@@ -257,6 +260,7 @@ def model_fields(validated: dict[str, Any]) -> tuple[dict[str, Any], ScheduleSpe
         "missed_runs": validated["missed_runs"],
         "auto_pause_after": validated["auto_pause_after"],
         "labels": validated["labels"],
+        "exclude_calendars": list(validated["schedule"].exclude_calendars) or None,  # NULL: none (tasks.models)
     }
     return fields, validated["schedule"]
 
@@ -307,8 +311,12 @@ def _iso(value: datetime | None) -> str | None:
 
 def schedule_json(task: Task) -> dict[str, Any]:
     if task.run_at is not None:
-        return {"run_at": _iso(task.run_at)}
-    return {"cron": task.cron_expression, "timezone": task.timezone}
+        shape: dict[str, Any] = {"run_at": _iso(task.run_at)}
+    else:
+        shape = {"cron": task.cron_expression, "timezone": task.timezone}
+    if task.exclude_calendars:  # absent when there are none, as before calendars existed
+        shape["exclude_calendars"] = list(task.exclude_calendars)
+    return shape
 
 
 ScheduleOutput = inline_serializer(
@@ -317,6 +325,9 @@ ScheduleOutput = inline_serializer(
         "cron": serializers.CharField(required=False),
         "timezone": serializers.CharField(required=False),
         "run_at": serializers.DateTimeField(required=False),
+        "exclude_calendars": serializers.ListField(
+            child=serializers.CharField(), required=False, help_text="absent when the task excludes none"
+        ),
     },
 )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from tasks import changes as audit
 from tasks import limits, schedule, selectors
+from tasks.calendars import services as calendar_services
 from tasks.models import Task, TaskChangeAction, TaskLabel, TaskStatus
 from tasks.signals import task_stopped
 
@@ -63,6 +64,9 @@ class ScheduleSpec:
     cron: str | None = None
     timezone: str | None = None
     run_at: datetime | None = None
+    # Calendars whose dates the runs skip (tasks.calendars): not part of when the task fires, so a change
+    # of them alone keeps next_run_at (compare=False) and is written as the task field exclude_calendars.
+    exclude_calendars: tuple[str, ...] = field(default=(), compare=False)
 
     def first_run(self, now: datetime) -> datetime:
         return schedule.first_run(cron=self.cron, timezone=self.timezone, run_at=self.run_at, now=now)
@@ -72,7 +76,12 @@ class ScheduleSpec:
 
     @classmethod
     def of(cls, task: Task) -> ScheduleSpec:
-        return cls(cron=task.cron_expression, timezone=task.timezone, run_at=task.run_at)
+        return cls(
+            cron=task.cron_expression,
+            timezone=task.timezone,
+            run_at=task.run_at,
+            exclude_calendars=tuple(task.exclude_calendars or ()),
+        )
 
 
 def _live(tenant_id: str, task_id: uuid.UUID):
@@ -150,6 +159,8 @@ def task_create(
                 version=task.version,
                 at=now,
             )
+            if task.exclude_calendars:
+                calendar_services.task_calendars_set(tenant_id=tenant_id, task_id=task.pk, names=task.exclude_calendars)
     except IntegrityError as exc:
         # Two requests raced with the same key past task_replay: UNIQUE (tenant_id,
         # idempotency_key) let one insert win; the loser's 1062 arrives only after the
@@ -230,6 +241,10 @@ def task_update(
             version=expected_version + 1,
             at=now,
         )
+        if "exclude_calendars" in changes:
+            calendar_services.task_calendars_set(
+                tenant_id=tenant_id, task_id=task_id, names=changes["exclude_calendars"] or []
+            )
     logger.info("task updated", extra={"event": "task_updated", "task_id": str(task_id), "fields": sorted(changes)})
     return _get_live(tenant_id, task_id)
 
@@ -278,6 +293,7 @@ def task_delete(*, tenant_id: str, task_id: uuid.UUID, actor: str, expected_vers
         )
         # Same transaction: the task's pending and dead jobs leave the queue with it, or neither happens.
         task_stopped.send(sender=Task, tenant_id=tenant_id, task_id=task_id, deleted=True)
+        calendar_services.task_calendars_clear(task_id=task_id)  # a deleted task holds no calendar in use
     logger.info("task deleted", extra={"event": "task_deleted", "task_id": str(task_id), "tenant_id": tenant_id})
 
 

@@ -24,6 +24,7 @@ from api.auth import actor_of, tenant_of
 from api.params import invalid_param
 from api.problems import Problem, flatten_errors
 from tasks import importing, limits, selectors, services
+from tasks.calendars import services as calendar_services
 from tasks.models import Task
 from tasks.serializers import TaskInput, input_of, model_fields
 
@@ -156,7 +157,8 @@ class TaskImportView(APIView):
                 f"{len(exc.errors)} problem(s) in the import; nothing was written.",
                 errors=exc.errors,
             ) from None
-        except (services.VersionMismatch, services.TaskNotFound):
+        except (services.VersionMismatch, services.TaskNotFound, calendar_services.CalendarNotFound):
+            # A calendar a line names deleted since the plan read it is the same kind of race.
             raise Problem(
                 412, "precondition-failed", "A task changed while importing; nothing was written. Import again."
             ) from None

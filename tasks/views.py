@@ -31,6 +31,7 @@ from api.parsers import BoundedJSONParser, MergePatchJSONParser
 from api.problems import Problem, not_found
 from domain.ids import parse_id
 from tasks import limits, selectors, services
+from tasks.calendars import services as calendar_services
 from tasks.labels import LabelError, parse_selector
 from tasks.models import Task
 from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, etag, idempotency_key_problem, parse_if_match, request_sha256
@@ -139,6 +140,11 @@ def _active_task_limit(exc: limits.ActiveTaskLimitReached) -> Problem:
     )
 
 
+def _calendar_gone(exc: calendar_services.CalendarNotFound) -> Problem:
+    """A calendar the input named was deleted between validation and the write (the serializer checks first)."""
+    return invalid_param(f"schedule.exclude_calendars[{exc.index}]", "no such calendar")
+
+
 def _key_reused() -> Problem:
     return Problem(
         422,
@@ -215,6 +221,8 @@ class TaskListCreateView(APIView):
             raise _key_reused() from None
         except limits.ActiveTaskLimitReached as exc:
             raise _active_task_limit(exc) from None
+        except calendar_services.CalendarNotFound as exc:
+            raise _calendar_gone(exc) from None
         return _task_response(task, status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -272,6 +280,8 @@ class TaskDetailView(APIView):
             raise _not_found() from None
         except services.VersionMismatch as exc:
             raise _stale(exc.current_version) from None
+        except calendar_services.CalendarNotFound as exc:
+            raise _calendar_gone(exc) from None
         return _task_response(task)
 
     @extend_schema(

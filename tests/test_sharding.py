@@ -50,7 +50,8 @@ def test_an_operation_without_a_model_or_hint_is_left_to_django():
 def test_every_tenant_scoped_table_is_sharded_and_djangos_are_not():
     global_tables, tenant_tables = tables()
     assert tenant_tables == [
-        "job_history", "jobs", "notification_events", "notification_subscriptions", "origin_buckets", "rate_limits",
-        "run_requests", "signing_secrets", "task_changes", "task_labels", "tasks", "tenant_limits", "tenant_secrets",
+        "calendar_spans", "calendars", "job_history", "jobs", "notification_events", "notification_subscriptions",
+        "origin_buckets", "rate_limits", "run_requests", "signing_secrets", "task_calendars", "task_changes",
+        "task_labels", "tasks", "tenant_limits", "tenant_secrets",
     ]  # fmt: skip
     assert {"auth_user", "django_session", "django_migrations"} <= set(global_tables)

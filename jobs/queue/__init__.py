@@ -20,6 +20,7 @@ sit beside the statements, and callers ask for what they need:
 - tenants' notifications: `notifications.emit_after_attempts` (the result write's and the sweep's),
   `notifications.task_completed` and `notifications.emit` (the scheduler's), `notifications.purge_expired_events`
   (the archiver's) (notifications.py, imported as a module)
+- backfill (jobs.backfill): `backfill_existing_runs`, `insert_backfill_jobs` (backfill.py)
 - the admin's queue dashboard: `jobs.queue.dashboard.read_dashboard` (dashboard.py, bounded reads)
 
 Reads through the ORM (the job API, the admin lists) stay with their callers:
@@ -27,6 +28,7 @@ they change nothing and need no SQL of their own.
 """
 
 from jobs.queue.archive import delete_archived, finished_jobs
+from jobs.queue.backfill import backfill_existing_runs, insert_backfill_jobs
 from jobs.queue.claims import ClaimedJob, claim_due, due_priorities, release_claims
 from jobs.queue.leases import sweep_expired_leases
 from jobs.queue.lifecycle import (
@@ -62,6 +64,7 @@ __all__ = [
     "Outcome",
     "TenantDead",
     "WriteReport",
+    "backfill_existing_runs",
     "bind_run_request",
     "block_origins",
     "cancel_pending_job",
@@ -72,6 +75,7 @@ __all__ = [
     "discard_dead_job",
     "due_priorities",
     "finished_jobs",
+    "insert_backfill_jobs",
     "insert_run_now_job",
     "job_status",
     "jobs_status",

@@ -36,7 +36,7 @@ def _without_comments(query: str) -> str:
 # A block named in another as `{name}` is written into it, `{name:value}` with the template's one
 # `{slot}` set to value: a figure several statements share (jobs/sql/figures.sql) is defined once.
 _INCLUDE = re.compile(r"\{(\w+)(?::(\w+))?\}")
-_TEMPLATES = ("status_count", "newest_dead_jobs")  # included only, never run alone
+_TEMPLATES = ("status_count", "newest_dead_jobs", "calendar_skip_reason")  # included only, never run alone
 
 
 def _include(text: str) -> str:

@@ -37,12 +37,17 @@ FOR UPDATE
 -- that was due; scheduled_at is the planned run (next_run_at unless the run was missed). UNIQUE (task_id, scheduled_at) turns a job that already
 -- exists (a task resumed inside the lookahead) into a no-op; `jobs.id`, because a bare `id`
 -- is ambiguous next to tasks.id.
+-- Calendars (jobs/sql/calendars.sql): a run on an excluded date is inserted skipped, finished, its
+-- reason in error; the three columns below are all that part.
 INSERT INTO jobs (id, task_id, tenant_id, scheduled_at, next_attempt_at, status, priority, attempt,
                   max_attempts, timeout_seconds, backoff_base_seconds,
-                  request_method, request_url, request_headers, request_body, secret_ref, labels, updated_at)
-SELECT UNHEX(due.job_id), t.id, t.tenant_id, due.scheduled_at, due.scheduled_at, 'pending', t.priority, 0,
+                  request_method, request_url, request_headers, request_body, secret_ref, labels, updated_at,
+                  error, finished_at)
+SELECT UNHEX(due.job_id), t.id, t.tenant_id, due.scheduled_at, due.scheduled_at,
+       IF({calendar_skip_reason} IS NULL, 'pending', 'skipped'), t.priority, 0,
        t.max_attempts, t.timeout_seconds, t.backoff_base_seconds,
-       t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, t.labels, NOW(6)
+       t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, t.labels, NOW(6),
+       {calendar_skip_reason}, IF({calendar_skip_reason} IS NULL, NULL, NOW(6))
 FROM JSON_TABLE(%(due)s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
                                         job_id CHAR(32) PATH '$[1]',
                                         scheduled_at DATETIME(6) PATH '$[3]')) AS due

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from jobsched_client import AsyncClient, HttpCall, PreconditionFailed, Schedule, TaskSpec
+from jobsched_client import AsyncClient, CalendarSpec, HttpCall, PreconditionFailed, Schedule, TaskSpec
 
 
 def test_the_async_client_creates_pages_edits_and_conflicts(base_url: str, token: str) -> None:
@@ -79,5 +80,22 @@ def test_the_async_client_puts_reads_and_deletes_notifications(base_url: str, to
             assert (await api.notifications.get()) == put and put.failing_after == 5
             assert [d async for d in api.notifications.deliveries()] == []
             await api.notifications.delete()
+
+    asyncio.run(scenario())
+
+
+def test_the_async_client_puts_calendars_and_backfills(base_url: str, token: str) -> None:
+    async def scenario() -> None:
+        async with AsyncClient(base_url, token) as api:
+            calendar = await api.calendars.put("async-hols", CalendarSpec(timezone="UTC", dates=["2027-12-25"]))
+            assert [c.name async for c in api.calendars.list()] == ["async-hols"]
+            assert (await api.calendars.get("async-hols")).dates == ["2027-12-25"]
+            task = await api.tasks.create(
+                TaskSpec(name="async bf", schedule=Schedule(cron="@hourly"), http=HttpCall(url="http://127.0.0.1:9/"))
+            )
+            end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
+            result = await api.tasks.backfill(task.id, start=end - timedelta(hours=3), end=end)
+            assert (result.created, result.existing, result.excluded) == (3, 0, 0)
+            await api.calendars.delete(calendar)
 
     asyncio.run(scenario())

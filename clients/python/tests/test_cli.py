@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -24,7 +25,12 @@ def create(env: dict[str, str], name: str = "cli task") -> dict:
 
 def test_tasks_create_get_list_in_every_output(cli_env: dict[str, str]) -> None:
     task = create(cli_env)
-    assert task["schedule"] == {"cron": "*/15 * * * *", "timezone": "Europe/Madrid", "run_at": None}
+    assert task["schedule"] == {
+        "cron": "*/15 * * * *",
+        "timezone": "Europe/Madrid",
+        "run_at": None,
+        "exclude_calendars": None,
+    }
     assert task["http"]["headers"] == {"Content-Type": "text/plain"}
     as_yaml = jobsched("-o", "yaml", "tasks", "get", task["id"], env=cli_env)
     assert yaml.safe_load(as_yaml.stdout)["id"] == task["id"]
@@ -266,3 +272,52 @@ def test_tasks_changes_lists_the_audit_trail_newest_first(cli_env: dict[str, str
     assert "status" in rows[0]
     missing = jobsched("tasks", "changes", "0193a1e0-1111-7222-8333-944455566677", env=cli_env)
     assert missing.returncode == exit_codes.NOT_FOUND
+
+
+def test_calendars_put_get_list_delete_and_a_task_excluding_one(cli_env: dict[str, str]) -> None:
+    put = jobsched(
+        "-o", "json", "calendars", "put", "hols", "--timezone", "Europe/Madrid", "--date", "2027-12-25",
+        "--range", "2027-08-09..2027-08-13", env=cli_env,
+    )  # fmt: skip
+    assert put.returncode == 0, put.stderr
+    assert json.loads(put.stdout)["ranges"] == [{"from": "2027-08-09", "to": "2027-08-13"}]
+    got = json.loads(jobsched("-o", "json", "calendars", "get", "hols", env=cli_env).stdout)
+    assert (got["timezone"], got["dates"], got["version"]) == ("Europe/Madrid", ["2027-12-25"], 1)
+    table = jobsched("calendars", "list", env=cli_env).stdout.splitlines()
+    assert table[0].split()[:2] == ["NAME", "TIMEZONE"] and table[1].startswith("hols")
+    bad = jobsched("calendars", "put", "hols", "--date", "2027-02-30", env=cli_env)
+    assert bad.returncode == exit_codes.INVALID and "dates[0]" in bad.stderr
+    stale = jobsched("calendars", "put", "hols", "--date", "2027-12-26", "--if-match", '"9"', env=cli_env)
+    assert stale.returncode == exit_codes.CONFLICT
+    done = jobsched(
+        "-o", "json", "tasks", "create", "--name", "skips holidays", "--cron", "0 9 * * *", "--timezone",
+        "Europe/Madrid", "--exclude-calendar", "hols", "--url", "http://127.0.0.1:9/hook", env=cli_env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    task = json.loads(done.stdout)
+    assert task["schedule"]["exclude_calendars"] == ["hols"]
+    in_use = jobsched("calendars", "delete", "hols", env=cli_env)
+    assert in_use.returncode == exit_codes.CONFLICT and "calendar-in-use" in in_use.stderr
+    assert jobsched("tasks", "delete", task["id"], env=cli_env).returncode == 0
+    assert jobsched("calendars", "delete", "hols", env=cli_env).returncode == 0
+    assert jobsched("calendars", "get", "hols", env=cli_env).returncode == exit_codes.NOT_FOUND
+
+
+def test_tasks_backfill_prints_its_counts_and_a_second_call_creates_nothing(cli_env: dict[str, str]) -> None:
+    task = create(cli_env, "backfilled")
+    end = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    window = (
+        "--from",
+        (end - timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "--to",
+        end.strftime("%Y-%m-%dT%H:%M"),
+    )
+    first = jobsched("-o", "json", "tasks", "backfill", task["id"], *window, env=cli_env)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout) == {"created": 8, "existing": 0, "excluded": 0}
+    again = jobsched("-o", "json", "tasks", "backfill", task["id"], *window, env=cli_env)
+    assert json.loads(again.stdout) == {"created": 0, "existing": 8, "excluded": 0}
+    backwards = jobsched(
+        "tasks", "backfill", task["id"], "--from", "2026-01-02T00:00", "--to", "2026-01-01T00:00", env=cli_env
+    )
+    assert backwards.returncode == exit_codes.INVALID and "to:" in backwards.stderr

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from jobsched_client import (
+    BackfillResult,
+    CalendarSpec,
     Client,
+    Conflict,
     HttpCall,
     IdempotencyKeyReused,
     NotFound,
@@ -246,3 +251,25 @@ def test_notifications_are_put_read_listed_and_deleted(api: Client) -> None:
     api.notifications.delete()
     with pytest.raises(NotFound):
         api.notifications.get()
+
+
+def test_calendars_and_a_backfill_honouring_them(api: Client) -> None:
+    end = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = end - timedelta(days=2)
+    closed = CalendarSpec(timezone="UTC", dates=[(end - timedelta(days=1)).date().isoformat()])
+    calendar = api.calendars.put("closed", closed)
+    assert (calendar.name, calendar.version, calendar.etag) == ("closed", 1, '"1"')
+    with pytest.raises(PreconditionFailed):
+        api.calendars.put("closed", closed, etag='"9"')
+    assert [c.name for c in api.calendars.list()] == ["closed"]
+    hourly = Schedule(cron="0 * * * *", exclude_calendars=["closed"])
+    task = api.tasks.create(TaskSpec(name="hourly", schedule=hourly, http=HttpCall(url="http://127.0.0.1:9/hook")))
+    assert task.schedule.exclude_calendars == ["closed"]
+    assert api.tasks.backfill(task.id, start=start, end=end) == BackfillResult(created=24, existing=0, excluded=24)
+    assert api.tasks.backfill(task.id, start=start, end=end) == BackfillResult(created=0, existing=48, excluded=0)
+    with pytest.raises(Conflict):
+        api.calendars.delete(calendar)
+    api.tasks.delete(task.id)
+    api.calendars.delete(api.calendars.get("closed"))
+    with pytest.raises(NotFound):
+        api.calendars.get("closed")

@@ -22,6 +22,9 @@ from jobsched_client.errors import (
 )
 from jobsched_client.models import (
     Attempt,
+    BackfillResult,
+    Calendar,
+    CalendarSpec,
     DryRun,
     HttpCall,
     ImportLine,
@@ -51,6 +54,9 @@ __all__ = [
     "ApiError",
     "AsyncClient",
     "Attempt",
+    "BackfillResult",
+    "Calendar",
+    "CalendarSpec",
     "Capabilities",
     "Client",
     "Conflict",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
+from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -22,6 +23,9 @@ from jobsched_client.capabilities import Capabilities
 from jobsched_client.client import client_headers
 from jobsched_client.errors import TransportError, Unsupported, error_for
 from jobsched_client.models import (
+    BackfillResult,
+    Calendar,
+    CalendarSpec,
     DryRun,
     ImportResult,
     Job,
@@ -66,6 +70,7 @@ class AsyncClient:
         self.jobs = AsyncJobs(self)
         self.schedules = AsyncSchedules(self)
         self.secrets = AsyncSecrets(self)
+        self.calendars = AsyncCalendars(self)
         self.signing_secrets = AsyncSigningSecrets(self)
         self.rate_limits = AsyncRateLimits(self)
         self.notifications = AsyncNotifications(self)
@@ -190,6 +195,9 @@ class AsyncTasks(_AsyncResource):
     async def dry_run(self, task_id: str) -> DryRun:
         return await self._send(ops.tasks_dry_run(task_id))
 
+    async def backfill(self, task_id: str, *, start: datetime, end: datetime) -> BackfillResult:
+        return await self._send(ops.tasks_backfill(task_id, start=start, end=end))
+
     def history(self, task_id: str, *, limit: int | None = None) -> AsyncIterator[Job]:
         return aiterate_pages(lambda cursor: self.history_page(task_id, cursor=cursor, limit=limit))
 
@@ -242,6 +250,25 @@ class AsyncSecrets(_AsyncResource):
 
     async def delete(self, name: str) -> None:
         await self._send(ops.secrets_delete(name))
+
+
+class AsyncCalendars(_AsyncResource):
+    """The async twin of `Calendars`."""
+
+    def list(self, *, limit: int | None = None) -> AsyncIterator[Calendar]:
+        return aiterate_pages(lambda cursor: self.page(cursor=cursor, limit=limit))
+
+    async def page(self, *, cursor: str | None = None, limit: int | None = None) -> Page[Calendar]:
+        return await self._send(ops.calendars_page(cursor=cursor, limit=limit))
+
+    async def get(self, name: str) -> Calendar:
+        return await self._send(ops.calendars_get(name))
+
+    async def put(self, name: str, spec: CalendarSpec | dict[str, Any], *, etag: str | None = None) -> Calendar:
+        return await self._send(ops.calendars_put(name, spec, etag=etag))
+
+    async def delete(self, calendar: Calendar | str, *, etag: str | None = None) -> None:
+        await self._send(ops.calendars_delete(calendar, etag=etag))
 
 
 class AsyncSigningSecrets(_AsyncResource):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from typing import Any, TypeVar
 
 import httpx
@@ -19,6 +20,9 @@ from jobsched_client import operations as ops
 from jobsched_client.capabilities import Capabilities
 from jobsched_client.errors import TransportError, Unsupported, error_for
 from jobsched_client.models import (
+    BackfillResult,
+    Calendar,
+    CalendarSpec,
     DryRun,
     ImportResult,
     Job,
@@ -71,6 +75,7 @@ class Client:
         self.jobs = Jobs(self)
         self.schedules = Schedules(self)
         self.secrets = Secrets(self)
+        self.calendars = Calendars(self)
         self.signing_secrets = SigningSecrets(self)
         self.rate_limits = RateLimits(self)
         self.notifications = Notifications(self)
@@ -216,6 +221,10 @@ class Tasks(_Resource):
     def dry_run(self, task_id: str) -> DryRun:
         return self._send(ops.tasks_dry_run(task_id))
 
+    def backfill(self, task_id: str, *, start: datetime, end: datetime) -> BackfillResult:
+        """Create the task's runs with scheduled_at in [start, end) (aware, past); idempotent: a run made is kept."""
+        return self._send(ops.tasks_backfill(task_id, start=start, end=end))
+
     def history(self, task_id: str, *, limit: int | None = None) -> Iterator[Job]:
         """The task's jobs, newest first, from the queue and the history."""
         return iterate_pages(lambda cursor: self.history_page(task_id, cursor=cursor, limit=limit))
@@ -274,6 +283,27 @@ class Secrets(_Resource):
 
     def delete(self, name: str) -> None:
         self._send(ops.secrets_delete(name))
+
+
+class Calendars(_Resource):
+    """`/v1/calendars`: named sets of local dates a task's runs skip (schedule.exclude_calendars)."""
+
+    def list(self, *, limit: int | None = None) -> Iterator[Calendar]:
+        return iterate_pages(lambda cursor: self.page(cursor=cursor, limit=limit))
+
+    def page(self, *, cursor: str | None = None, limit: int | None = None) -> Page[Calendar]:
+        return self._send(ops.calendars_page(cursor=cursor, limit=limit))
+
+    def get(self, name: str) -> Calendar:
+        return self._send(ops.calendars_get(name))
+
+    def put(self, name: str, spec: CalendarSpec | dict[str, Any], *, etag: str | None = None) -> Calendar:
+        """Create or replace the calendar; with `etag`, only if it is still that version."""
+        return self._send(ops.calendars_put(name, spec, etag=etag))
+
+    def delete(self, calendar: Calendar | str, *, etag: str | None = None) -> None:
+        """Delete it (refused with Conflict while a task excludes it)."""
+        self._send(ops.calendars_delete(calendar, etag=etag))
 
 
 class SigningSecrets(_Resource):

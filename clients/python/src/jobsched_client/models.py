@@ -73,6 +73,8 @@ class Schedule:
     cron: str | None = None
     timezone: str | None = None
     run_at: datetime | None = None
+    # Names of the tenant's calendars whose local dates the runs skip (absent when there are none).
+    exclude_calendars: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {key: value for key, value in to_json(self).items() if value is not None}
@@ -281,6 +283,7 @@ class PreviewRun:
     offset_changed_from: str | None
     ambiguous_local_time: bool
     late: bool
+    excluded_by: str | None = None  # the calendar that makes this run skipped
 
 
 @dataclass(frozen=True)
@@ -411,6 +414,53 @@ class NotificationDelivery:
     next_attempt_at: datetime | None
 
 
+# --- calendars and backfill ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CalendarSpec:
+    """A calendar to put: local `dates` (YYYY-MM-DD) and inclusive `ranges` ({"from", "to"}) in `timezone`."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("CalendarInput",)
+
+    timezone: str
+    dates: list[str] = field(default_factory=list)
+    ranges: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json(self)
+
+
+@dataclass(frozen=True)
+class Calendar:
+    """A tenant's calendar as read; `etag` guards a replace or a delete (If-Match)."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("CalendarOutput",)
+
+    name: str
+    timezone: str
+    dates: list[str]
+    ranges: list[dict[str, str]]
+    version: int
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def etag(self) -> str:
+        return etag(self.version)
+
+
+@dataclass(frozen=True)
+class BackfillResult:
+    """What a backfill did: pending jobs `created`, runs `existing` already, runs `excluded` (made skipped)."""
+
+    SCHEMA: ClassVar[tuple[str, ...]] = ("BackfillOutput",)
+
+    created: int
+    existing: int
+    excluded: int
+
+
 # --- pages -----------------------------------------------------------------------------
 
 
@@ -446,4 +496,7 @@ MODELS: tuple[type, ...] = (
     TaskChange,
     Notification,
     NotificationDelivery,
+    CalendarSpec,
+    Calendar,
+    BackfillResult,
 )

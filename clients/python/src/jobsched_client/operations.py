@@ -12,12 +12,16 @@ import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 import httpx
 
 from jobsched_client.models import (
+    BackfillResult,
+    Calendar,
+    CalendarSpec,
     DryRun,
     ImportResult,
     Job,
@@ -34,6 +38,7 @@ from jobsched_client.models import (
     TaskChange,
     TaskSpec,
     from_json,
+    to_json,
 )
 
 T = TypeVar("T")
@@ -53,6 +58,7 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "tasks_dry_run": ("POST", "/v1/tasks/{task_id}/dry-run"),
     "tasks_history": ("GET", "/v1/tasks/{task_id}/history"),
     "tasks_changes": ("GET", "/v1/tasks/{task_id}/changes"),
+    "tasks_backfill": ("POST", "/v1/tasks/{task_id}/backfill"),
     "schedules_preview": ("POST", "/v1/schedules/preview"),
     "jobs_get": ("GET", "/v1/jobs/{job_id}"),
     "jobs_retry": ("POST", "/v1/jobs/{job_id}/retry"),
@@ -62,6 +68,10 @@ ENDPOINTS: dict[str, tuple[str, str]] = {
     "secrets_get": ("GET", "/v1/secrets/{name}"),
     "secrets_put": ("PUT", "/v1/secrets/{name}"),
     "secrets_delete": ("DELETE", "/v1/secrets/{name}"),
+    "calendars_list": ("GET", "/v1/calendars"),
+    "calendars_get": ("GET", "/v1/calendars/{name}"),
+    "calendars_put": ("PUT", "/v1/calendars/{name}"),
+    "calendars_delete": ("DELETE", "/v1/calendars/{name}"),
     "signing_secrets_list": ("GET", "/v1/signing-secrets"),
     "signing_secrets_create": ("POST", "/v1/signing-secrets"),
     "signing_secrets_get": ("GET", "/v1/signing-secrets/{secret_id}"),
@@ -230,6 +240,11 @@ def tasks_changes(task_id: str, *, cursor: str | None, limit: int | None) -> Cal
     return _call("tasks_changes", _page(TaskChange), path_args={"task_id": task_id}, params=params)
 
 
+def tasks_backfill(task_id: str, *, start: datetime, end: datetime) -> Call[BackfillResult]:
+    body = {"from": to_json(start), "to": to_json(end)}
+    return _call("tasks_backfill", _model(BackfillResult), path_args={"task_id": task_id}, json=body)
+
+
 def schedules_preview(schedule: Schedule, *, n: int | None) -> Call[Preview]:
     return _call("schedules_preview", _model(Preview), json=schedule.to_json(), params={"n": n})
 
@@ -270,6 +285,27 @@ def secrets_put(name: str, value: str) -> Call[Secret]:
 
 def secrets_delete(name: str) -> Call[None]:
     return _call("secrets_delete", _nothing, path_args={"name": name})
+
+
+def calendars_page(*, cursor: str | None, limit: int | None) -> Call[Page[Calendar]]:
+    return _call("calendars_list", _page(Calendar), params={"cursor": cursor, "limit": limit})
+
+
+def calendars_get(name: str) -> Call[Calendar]:
+    return _call("calendars_get", _model(Calendar), path_args={"name": name})
+
+
+def calendars_put(name: str, spec: CalendarSpec | dict[str, Any], *, etag: str | None) -> Call[Calendar]:
+    body = spec.to_json() if isinstance(spec, CalendarSpec) else spec
+    headers = {"If-Match": etag} if etag is not None else {}
+    return _call("calendars_put", _model(Calendar), path_args={"name": name}, json=body, headers=headers)
+
+
+def calendars_delete(calendar: Calendar | str, *, etag: str | None) -> Call[None]:
+    if_match = etag if etag is not None else (calendar.etag if isinstance(calendar, Calendar) else None)
+    name = calendar.name if isinstance(calendar, Calendar) else calendar
+    headers = {"If-Match": if_match} if if_match is not None else {}
+    return _call("calendars_delete", _nothing, path_args={"name": name}, headers=headers)
 
 
 def signing_secrets_list() -> Call[list[SigningSecret]]:

@@ -6,7 +6,18 @@ from typing import Any
 
 import click
 
-from jobsched_client.cli import config, crontab, exit_codes, jobs, notifications, profiles, rate_limits, secrets, tasks
+from jobsched_client.cli import (
+    calendars,
+    config,
+    crontab,
+    exit_codes,
+    jobs,
+    notifications,
+    profiles,
+    rate_limits,
+    secrets,
+    tasks,
+)
 from jobsched_client.cli.context import CliContext
 from jobsched_client.cli.output import FORMATS
 from jobsched_client.crontab.parsing import CrontabError
@@ -60,6 +71,7 @@ cli.add_command(secrets.secrets)
 cli.add_command(secrets.signing_secrets)
 cli.add_command(rate_limits.rate_limits)
 cli.add_command(notifications.notifications)
+cli.add_command(calendars.calendars)
 cli.add_command(crontab.crontab)
 
 

@@ -10,6 +10,7 @@ import click
 import yaml
 
 from jobsched_client.models import (
+    Calendar,
     Job,
     NotificationDelivery,
     PreviewRun,
@@ -53,6 +54,13 @@ COLUMNS: dict[type, list[tuple[str, Callable[[Any], object]]]] = {
         ("VERSION", lambda s: s.version),
         ("UPDATED", lambda s: to_json(s.updated_at)),
     ],
+    Calendar: [
+        ("NAME", lambda c: c.name),
+        ("TIMEZONE", lambda c: c.timezone),
+        ("DATES", lambda c: len(c.dates)),
+        ("RANGES", lambda c: len(c.ranges)),
+        ("VERSION", lambda c: c.version),
+    ],
     SigningSecret: [
         ("ID", lambda s: s.id),
         ("CREATED", lambda s: to_json(s.created_at)),
@@ -84,7 +92,11 @@ COLUMNS: dict[type, list[tuple[str, Callable[[Any], object]]]] = {
         ("DST", lambda r: "yes" if r.dst else "no"),
         (
             "NOTE",
-            lambda r: "late" if r.late else (f"offset was {r.offset_changed_from}" if r.offset_changed_from else ""),
+            lambda r: (
+                f"skipped: calendar {r.excluded_by}"
+                if r.excluded_by
+                else ("late" if r.late else (f"offset was {r.offset_changed_from}" if r.offset_changed_from else ""))
+            ),
         ),
     ],
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 import click
@@ -15,6 +16,9 @@ from jobsched_client.cli import exit_codes
 from jobsched_client.cli.context import CliContext, pass_cli
 from jobsched_client.cli.output import emit, emit_list
 from jobsched_client.models import ImportResult, PreviewRun, Task, TaskChange
+
+# What --from/--to take: ISO 8601, with an offset or without (then UTC).
+_TIMES = ["%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M%z", "%Y-%m-%dT%H:%M", "%Y-%m-%d"]
 
 
 def _read_document(stream: Any) -> dict[str, Any]:
@@ -57,9 +61,12 @@ def task_fields(options: dict[str, Any]) -> dict[str, Any]:
     body.update({field: options[flag] for flag, field in simple.items() if options[flag] is not None})
     if options["cron"] is not None or options["run_at"] is not None:
         schedule = {"cron": options["cron"], "timezone": options["timezone"], "run_at": options["run_at"]}
+        schedule["exclude_calendars"] = list(options["exclude_calendars"]) or None
         body["schedule"] = {key: value for key, value in schedule.items() if value is not None}
     elif options["timezone"] is not None:
         raise click.BadParameter("--timezone goes with --cron", param_hint="--timezone")
+    elif options["exclude_calendars"]:
+        raise click.BadParameter("--exclude-calendar goes with --cron or --run-at", param_hint="--exclude-calendar")
     http = dict(body.get("http") or {})
     if options["url"] is not None:
         http["url"] = options["url"]
@@ -86,6 +93,12 @@ def task_options(command: Any) -> Any:
         click.option("--cron", help='Five-field cron expression or a nickname, e.g. "0 9 * * 1-5" or @hourly.'),
         click.option("--timezone", help="IANA zone of --cron (default UTC)."),
         click.option("--run-at", help="One-shot instant with an offset, e.g. 2027-01-01T09:00:00Z."),
+        click.option(
+            "--exclude-calendar",
+            "exclude_calendars",
+            multiple=True,
+            help="A calendar whose dates the runs skip (repeat it; see jobsched calendars).",
+        ),
         click.option("--url", help="The URL to call."),
         click.option("--method", help="HTTP method (default POST)."),
         click.option("--header", "-H", multiple=True, help='"Name: value"; repeat for several (replaces all).'),
@@ -186,6 +199,20 @@ def resume_task(cli: CliContext, task_id: str) -> None:
 def run_task(cli: CliContext, task_id: str, idempotency_key: str | None) -> None:
     """Run a task now (one extra job); prints the job."""
     emit(cli.client().tasks.run(task_id, idempotency_key=idempotency_key), cli.output)
+
+
+@tasks.command("backfill")
+@click.argument("task_id")
+@click.option("--from", "start", required=True, type=click.DateTime(_TIMES), help="Start, included (UTC if no offset).")
+@click.option("--to", "end", required=True, type=click.DateTime(_TIMES), help="End, excluded; not in the future.")
+@pass_cli
+def backfill_task(cli: CliContext, task_id: str, start: datetime, end: datetime) -> None:
+    """Create the task's runs in [--from, --to) that were never made; prints created/existing/excluded."""
+    emit(cli.client().tasks.backfill(task_id, start=_aware(start), end=_aware(end)), cli.output)
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 @tasks.command("preview")
