@@ -29,8 +29,9 @@ from history.base import HistoryStore, Position
 from history.stores import get_history_store
 from jobs import queue
 from jobs.models import JobStatus
+from tasks import changes as audit
 from tasks import schedule, services
-from tasks.models import Task, TaskStatus
+from tasks.models import Task, TaskChangeAction, TaskStatus
 from tasks.selectors import LIVE_STATUSES
 
 logger = logging.getLogger(__name__)
@@ -83,7 +84,7 @@ def runs_for_overlap(*, policy: str, runs: Sequence[datetime]) -> list[datetime]
 
 
 def task_backfill(
-    *, tenant_id: str, task_id: uuid.UUID, start: datetime, end: datetime, now: datetime | None = None
+    *, tenant_id: str, task_id: uuid.UUID, start: datetime, end: datetime, actor: str, now: datetime | None = None
 ) -> BackfillResult:
     """Create the task's runs with scheduled_at in [start, end) (aware); see the module docstring."""
     now = now or services.clock()
@@ -107,7 +108,17 @@ def task_backfill(
         if locked.status != TaskStatus.ACTIVE:
             raise BackfillRefused("task-paused", "The task is paused: resume it first.")
         made = queue.insert_backfill_jobs(tenant_id=tenant_id, task_id=task_id, runs=missing)
-    created, excluded = made.get(JobStatus.PENDING, 0), made.get(JobStatus.SKIPPED, 0)
+        created, excluded = made.get(JobStatus.PENDING, 0), made.get(JobStatus.SKIPPED, 0)
+        if created or excluded:
+            # In the transaction that made the runs: the audit trail has a backfill that changed something.
+            range_made = {"from": start.isoformat(), "to": end.isoformat(), "created": created, "excluded": excluded}
+            audit.record_change(
+                task_id=task_id,
+                tenant_id=tenant_id,
+                action=TaskChangeAction.BACKFILL,
+                actor=actor,
+                changes=[audit.field_change("backfill", None, range_made)],
+            )
     result = BackfillResult(created=created, existing=len(runs) - created - excluded, excluded=excluded)
     logger.info(
         "task backfilled",

@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.auth import tenant_of
+from api.auth import actor_of, tenant_of
 from api.params import invalid_param
 from api.problems import Problem, not_found
 from api.strict_serializer import StrictSerializer
@@ -70,6 +70,7 @@ class TaskBackfillView(APIView):
                 task_id=task_uuid,
                 start=serializer.validated_data["from"],
                 end=serializer.validated_data["to"],
+                actor=actor_of(request),
             )
         except backfill.BackfillTaskNotFound:
             raise not_found("task") from None

@@ -183,7 +183,9 @@ def test_two_concurrent_backfills_in_separate_connections_make_each_run_once(sto
     def run() -> None:
         try:
             barrier.wait()
-            results.append(backfill.task_backfill(tenant_id=task.tenant_id, task_id=task.pk, start=start, end=end))
+            results.append(
+                backfill.task_backfill(tenant_id=task.tenant_id, task_id=task.pk, start=start, end=end, actor="system")
+            )
         except BaseException as exc:  # reported by the main thread
             errors.append(exc)
         finally:
@@ -198,3 +200,21 @@ def test_two_concurrent_backfills_in_separate_connections_make_each_run_once(sto
     assert Job.objects.filter(task_id=task.pk).count() == 600
     assert sum(r.created for r in results) == 600
     assert all(r.created + r.existing == 600 and r.excluded == 0 for r in results)
+
+
+@pytest.mark.django_db
+def test_a_backfill_that_made_runs_is_in_the_tasks_audit_trail_and_a_no_op_is_not(owner, store):
+    task = make_task(cron_expression="0 * * * *")
+    end = hour_floor(db_now())
+    start = end - 3 * HOUR
+    assert post(owner, task.pk, start, end).json()["created"] == 3
+    assert post(owner, task.pk, start, end).json() == {"created": 0, "existing": 3, "excluded": 0}
+
+    changes = owner.get(f"/v1/tasks/{task.pk}/changes").json()["results"]
+
+    backfills = [change for change in changes if change["action"] == "backfill"]
+    assert len(backfills) == 1
+    assert backfills[0]["actor"].startswith(("token:", "tenant:"))
+    (entry,) = backfills[0]["changes"]
+    assert entry["field"] == "backfill" and entry["old"] is None
+    assert (entry["new"]["created"], entry["new"]["excluded"]) == (3, 0)
