@@ -14,8 +14,9 @@ DRF's own path) and only shortcuts what provably gives the same output:
   current zone read once per serializer, not once per value.
 
 Every other field (method fields, nested serializers, choices, dicts) calls its own
-`get_attribute` and `to_representation`. tests/api/test_compiled_representation.py
-checks the output equals DRF's generic loop for every output serializer using it.
+`get_attribute` and `to_representation`. The first object a serializer renders takes DRF's
+loop (a single task's answer would not repay the plan); the plan serves the rest of a page.
+tests/test_compiled_representation.py checks the output equals DRF's generic loop.
 """
 
 from __future__ import annotations
@@ -88,7 +89,6 @@ def _converter(field: Field) -> Converter:
 # A Serializer whose output is DRF's, computed from a plan of (name, getter, converter) per field.
 # No docstring on purpose: drf-spectacular would make it every subclass's schema description.
 class CompiledRepresentation(serializers.Serializer):
-
     def _plan(self) -> list[tuple[str, Getter, Converter]]:
         plan = self.__dict__.get("_representation_plan")
         if plan is None:
@@ -106,6 +106,10 @@ class CompiledRepresentation(serializers.Serializer):
         return plan
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
+        if "_representation_plan" not in self.__dict__ and not self.__dict__.get("_rendered_once"):
+            # One object (a create's answer) costs less with DRF's loop than with building a plan.
+            self.__dict__["_rendered_once"] = True
+            return super().to_representation(instance)
         ret: dict[str, Any] = {}
         for name, get, convert in self._plan():
             try:

@@ -1,7 +1,7 @@
 """Where an API worker's CPU goes, by component: py-spy's collapsed stacks sorted into a table.
 
     python -m bench.api --profile --out-dir DIR     # samples each phase (GIL holders only)
-    python -m bench.api_profile DIR/api-profile-create.txt --requests 1234
+    python -m bench.api_profile DIR/api-profile-create.txt --cpu-ms 12.3   # worker_cpu_ms_per_request
 
 Each sample is charged to the component of its innermost frame that belongs to one: a log line
 written inside the create use case counts as logging, a JSON encoder called by the renderer as
@@ -76,24 +76,26 @@ def breakdown(lines: list[str]) -> Counter[str]:
     return samples
 
 
-def table(samples: Counter[str], *, rate: int, requests: int) -> str:
-    """A Markdown table: CPU ms per request and share of the worker CPU, largest first."""
+def table(samples: Counter[str], *, cpu_ms_per_request: float) -> str:
+    """A Markdown table, largest first: each component's share of the samples, and that share of the
+    workers' measured CPU per request (bench.api's worker_cpu_ms_per_request, from /proc)."""
     total = sum(samples.values())
-    rows = ["| component | CPU ms / request | share |", "|---|---:|---:|"]
+    rows = ["| component | share | CPU ms / request |", "|---|---:|---:|"]
     for name, count in samples.most_common():
-        rows.append(f"| {name} | {count / rate * 1000 / requests:.2f} | {100 * count / total:.0f}% |")
-    rows.append(f"| **total (workers, GIL held)** | **{total / rate * 1000 / requests:.2f}** | 100% |")
+        rows.append(f"| {name} | {100 * count / total:.0f}% | {cpu_ms_per_request * count / total:.2f} |")
+    rows.append(f"| **all (gunicorn workers)** | 100% | **{cpu_ms_per_request:.2f}** |")
     return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("profile", type=Path, help="py-spy --format raw output")
-    parser.add_argument("--requests", type=int, required=True, help="requests served while it sampled")
-    parser.add_argument("--rate", type=int, default=200, help="py-spy's samples per second")
+    parser.add_argument(
+        "--cpu-ms", type=float, required=True, help="the workers' CPU ms per request (bench.api's JSON)"
+    )
     args = parser.parse_args(argv)
     samples = breakdown(args.profile.read_text().splitlines())
-    print(table(samples, rate=args.rate, requests=args.requests))
+    print(table(samples, cpu_ms_per_request=args.cpu_ms))
     return 0
 
 

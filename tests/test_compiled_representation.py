@@ -55,7 +55,7 @@ def _varied_tasks() -> list[Task]:
 
 @pytest.mark.django_db
 def test_task_page_renders_as_drf_renders_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    tasks = _varied_tasks()
+    tasks = _varied_tasks() * 2  # the first object takes DRF's loop, the plan renders every other
 
     compiled = TaskOutput(tasks, many=True).data
     generic = _drf_rendering(monkeypatch, lambda: TaskOutput(tasks, many=True).data)
@@ -67,7 +67,7 @@ def test_task_page_renders_as_drf_renders_it(monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.mark.django_db
 def test_times_render_in_the_current_zone_as_drf_renders_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    tasks = _varied_tasks()
+    tasks = _varied_tasks() * 2
 
     with timezone.override("Europe/Madrid"):
         compiled = TaskOutput(tasks, many=True).data
@@ -109,8 +109,8 @@ def test_fallbacks_render_as_drf_renders_them(monkeypatch: pytest.MonkeyPatch) -
     mapping.update(own_zone=_Thing.aware, formatted=_Thing.aware, called="from a mapping")
 
     for instance in (_Thing(), mapping):
-        compiled = _Edges(instance).data
-        generic = _drf_rendering(monkeypatch, lambda instance=instance: _Edges(instance).data)
+        compiled = _Edges([instance, instance], many=True).data  # the second one through the plan
+        generic = _drf_rendering(monkeypatch, lambda instance=instance: _Edges([instance, instance], many=True).data)
         assert compiled == generic
 
     assert _Edges(_Thing()).data["called"] == "from a method"

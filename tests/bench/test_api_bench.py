@@ -42,4 +42,6 @@ def test_a_sample_counts_for_its_innermost_component():
     assert component_of("process 1:x;Thread.run (threading.py:982)") == "other"
     samples = breakdown([f"{logged} 3", f"{locked} 1", "garbage"])
     assert samples == {"logging (access log, app log lines)": 3, "active-task limit (tenant lock, count)": 1}
-    assert "| **total (workers, GIL held)** | **20.00** | 100% |" in table(samples, rate=200, requests=1)
+    rendered = table(samples, cpu_ms_per_request=8.0)
+    assert "| logging (access log, app log lines) | 75% | 6.00 |" in rendered
+    assert "| **all (gunicorn workers)** | 100% | **8.00** |" in rendered
