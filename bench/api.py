@@ -5,7 +5,8 @@
 
 On its own database (default `jobsched_sysbench_api`, created and migrated,
 its tasks emptied), it starts `gunicorn jobsched_project.wsgi` on a loopback
-port (DEBUG off, per-tenant throttle off so the server is what is measured),
+port (DEBUG off, per-tenant throttle off unless `--tenant-throttle-rate` says
+otherwise; the throttle's cache is the production default, the database's),
 issues one tenant's token, warms the workers up (`--warmup` seconds of each
 phase, not counted: a worker imports the URLconf and the views on its first
 request), then runs wrk (Debian's `wrk`, installed by scripts/os-packages.sh
@@ -155,7 +156,8 @@ def measure(checkout: Path, database: str, args: argparse.Namespace, out_dir: Pa
     env = {
         **os.environ,
         "DATABASE_URL": database_url_for(database),
-        "TENANT_THROTTLE_RATE": "",
+        "TENANT_THROTTLE_RATE": args.tenant_throttle_rate,
+        "THROTTLE_CACHE_URL": "dbcache://jobsched_throttle",  # the production default (migrate creates it)
         "EGRESS_ALLOWLIST": "127.0.0.1:18080",
         "SECURE_SSL_REDIRECT": "0",
         "LOG_LEVEL": "WARNING",
@@ -285,6 +287,12 @@ def main(argv: list[str] | None = None) -> int:
         help="without --base: the base figures the targets are relative to",
     )
     parser.add_argument(
+        "--tenant-throttle-rate",
+        default="",
+        help="TENANT_THROTTLE_RATE of the server (default: off); e.g. 1000000/second counts every request in the "
+        "throttle's database cache without refusing any, to measure what the throttle costs",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="sample the workers with py-spy during each phase (<out-dir>/api-profile-<phase>.txt, collapsed stacks)",
@@ -311,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
         "gunicorn_workers": args.workers,
         "wrk": {"threads": args.threads, "connections": args.connections, "seconds": args.seconds},
         "warmup_seconds": args.warmup,
+        "tenant_throttle_rate": args.tenant_throttle_rate or None,
     }
     if args.base is None:
         run = measure(ROOT, args.database, args, out_dir, wrk)
