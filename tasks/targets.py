@@ -89,6 +89,15 @@ def _tenant_lookup(tenant_id: str | None) -> Iterator[None]:
                 del _in_flight[tenant_id]
 
 
+def _names_a_host(url: str) -> bool:
+    """Whether checking `url` may look a name up (its host is no address literal)."""
+    try:
+        host = parse_task_url(url).host
+    except egress.TargetError:
+        return False  # check_url refuses it before any lookup
+    return literal_address(host) is None
+
+
 def check_task_url(url: str, *, tenant_id: str | None = None) -> str:
     """Return `url` if the policy admits it at create/edit time; raise egress.TargetError (refused) or
     egress.LookupUnfinished (its name could not be looked up now: nothing is known, nothing accepted).
@@ -98,7 +107,8 @@ def check_task_url(url: str, *, tenant_id: str | None = None) -> str:
     names the allowlist, which is ours to know, not a tenant's.
     """
     try:
-        with _tenant_lookup(tenant_id):
+        # An address is checked without DNS: it takes none of the tenant's lookup slots.
+        with _tenant_lookup(tenant_id if _names_a_host(url) else None):
             egress_policy().check_url(url, resolve=name_resolver())
     except egress.TargetError as exc:
         if settings.DEBUG and exc.message in (egress.GENERIC_MESSAGE, PORT_MESSAGE):
