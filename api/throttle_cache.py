@@ -15,6 +15,7 @@ writes, and when, is unchanged.
 from __future__ import annotations
 
 import base64
+import logging
 import pickle
 from datetime import UTC, datetime
 from itertools import count
@@ -22,18 +23,10 @@ from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.db import DatabaseCache
-from django.db import connections, router
+from django.db import DatabaseError, connections, router, transaction
 from django.utils.timezone import now as tz_now
 
-DJANGO_DATABASE_CACHE = "django.core.cache.backends.db.DatabaseCache"
-UPSERT_DATABASE_CACHE = "api.throttle_cache.UpsertDatabaseCache"
-
-
-def with_upsert_backend(config: dict[str, Any]) -> dict[str, Any]:
-    """A cache configuration (django-environ's, from a `dbcache://` URL) on this backend; others unchanged."""
-    if config.get("BACKEND") != DJANGO_DATABASE_CACHE:
-        return config
-    return {**config, "BACKEND": UPSERT_DATABASE_CACHE}
+logger = logging.getLogger(__name__)
 
 
 class UpsertDatabaseCache(DatabaseCache):
@@ -65,10 +58,22 @@ class UpsertDatabaseCache(DatabaseCache):
             # One statement, atomic on the key's row: two processes writing the same key at once
             # both succeed and the later write wins, as with Django's SELECT-then-UPDATE (which
             # could instead fail silently on the race's duplicate INSERT).
-            cursor.execute(
+            upsert = (
                 f"INSERT INTO {table} ({quote_name('cache_key')}, {quote_name('value')}, {quote_name('expires')})"
                 " VALUES (%s, %s, %s) ON DUPLICATE KEY UPDATE"
                 f" {quote_name('value')} = VALUES({quote_name('value')}),"
-                f" {quote_name('expires')} = VALUES({quote_name('expires')})",
-                [key, encoded, expires],
+                f" {quote_name('expires')} = VALUES({quote_name('expires')})"
             )
+            try:
+                if connection.in_atomic_block:
+                    # A savepoint: a refused write (a deadlock rolls back InnoDB's whole transaction)
+                    # must not break the caller's transaction. Outside one, the statement is alone.
+                    with transaction.atomic(using=db):
+                        cursor.execute(upsert, [key, encoded, expires])
+                else:
+                    cursor.execute(upsert, [key, encoded, expires])
+            except DatabaseError as exc:
+                # As Django's set: the write is dropped (the request is served, uncounted), never a 500.
+                logger.warning(
+                    "throttle write dropped", extra={"event": "throttle_write_dropped", "error": type(exc).__name__}
+                )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.core.cache import caches
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
@@ -91,3 +91,17 @@ def test_the_table_stays_bounded_by_max_entries(cache_table):
         for n in range(20):
             cache.set(f"tenant-{n}", [n], 60)
         assert _rows() <= 5  # as Django's: culled whenever a write finds more than MAX_ENTRIES
+
+
+@pytest.mark.filterwarnings("ignore::django.core.cache.backends.base.CacheKeyWarning")  # the over-long key
+def test_a_write_the_database_refuses_is_dropped_as_djangos_and_the_callers_transaction_goes_on(cache_table):
+    """Django's set swallows a DatabaseError of its write (a request is served uncounted, never a 500)."""
+    with override_settings(CACHES=_caches()):
+        cache = caches["throttle"]
+        too_long = "k" * 300  # the key column is varchar(255): strict mode refuses it
+        cache.set(too_long, [1.0], 60)
+        with transaction.atomic():
+            cache.set("kept", [2.0], 60)
+            cache.set(too_long, [1.0], 60)
+            assert cache.get("kept") == [2.0]  # the transaction is still usable
+        assert cache.get("kept") == [2.0]
