@@ -68,7 +68,7 @@ _in_flight_lock = threading.Lock()
 
 @contextmanager
 def _tenant_lookup(tenant_id: str | None) -> Iterator[None]:
-    """One of the tenant's DNS_API_LOOKUPS_PER_TENANT slots (per process) for one URL check.
+    """One of the tenant's DNS_API_LOOKUPS_PER_TENANT slots (per process) for one name lookup.
 
     The process-wide cap (DNS_API_LOOKUPS_MAX) alone let one tenant's hanging names take every
     lookup (and request thread) of the process: its other tenants' creates were 503s.
@@ -89,15 +89,6 @@ def _tenant_lookup(tenant_id: str | None) -> Iterator[None]:
                 del _in_flight[tenant_id]
 
 
-def _names_a_host(url: str) -> bool:
-    """Whether checking `url` may look a name up (its host is no address literal)."""
-    try:
-        host = parse_task_url(url).host
-    except egress.TargetError:
-        return False  # check_url refuses it before any lookup
-    return literal_address(host) is None
-
-
 def check_task_url(url: str, *, tenant_id: str | None = None) -> str:
     """Return `url` if the policy admits it at create/edit time; raise egress.TargetError (refused) or
     egress.LookupUnfinished (its name could not be looked up now: nothing is known, nothing accepted).
@@ -106,10 +97,15 @@ def check_task_url(url: str, *, tenant_id: str | None = None) -> str:
     127.0.0.1, and the generic text alone sent them hunting. Never with DEBUG off: the hint
     names the allowlist, which is ours to know, not a tenant's.
     """
+    resolve = name_resolver()
+
+    def resolve_in_a_tenant_slot(host: str, port: int) -> list[str]:
+        # Only a name's lookup takes one of the tenant's slots: an address is checked without DNS.
+        with _tenant_lookup(tenant_id):
+            return resolve(host, port)
+
     try:
-        # An address is checked without DNS: it takes none of the tenant's lookup slots.
-        with _tenant_lookup(tenant_id if _names_a_host(url) else None):
-            egress_policy().check_url(url, resolve=name_resolver())
+        egress_policy().check_url(url, resolve=resolve_in_a_tenant_slot)
     except egress.TargetError as exc:
         if settings.DEBUG and exc.message in (egress.GENERIC_MESSAGE, PORT_MESSAGE):
             raise egress.TargetError(f"{exc.message}; {development_hint()}", reason=exc.reason) from None
