@@ -119,8 +119,9 @@ SETTINGS: dict[str, SettingDoc] = {
     ),
     "THROTTLE_CACHE_URL": SettingDoc(
         API,
-        "where the throttles count: Django's database cache (a table `migrate` creates) or a django-environ cache "
-        "URL such as `redis://host:6379/0` (past a few thousand active tenants or requests a second)",
+        "where the throttles count: Django's database cache (a table `migrate` creates; each request's write is "
+        "one upsert) or a django-environ cache URL such as `redis://host:6379/0` (past a few thousand active "
+        "tenants or requests a second)",
     ),
     # --- egress and secrets
     "EGRESS_ALLOWLIST": SettingDoc(

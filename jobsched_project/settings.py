@@ -413,6 +413,11 @@ _throttle_cache.setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", 100_000)
 # a Redis URL shares them across processes and pods. Bounded: the oldest addresses are culled.
 _anonymous_cache = _setting("ANONYMOUS_THROTTLE_CACHE_URL", env.cache_url, "locmemcache://")
 _anonymous_cache.setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", 10_000)
+# A dbcache:// URL gets Django's database cache with `set` as one upsert (api/throttle_cache.py):
+# the throttle writes on every request, and Django's set is a COUNT(*) and a transaction.
+for _cache in (_throttle_cache, _anonymous_cache):
+    if _cache["BACKEND"] == "django.core.cache.backends.db.DatabaseCache":
+        _cache["BACKEND"] = "api.throttle_cache.UpsertDatabaseCache"
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "throttle": _throttle_cache,

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
-from tasks.models import Task, TaskStatus, TenantLimits
+from tasks.models import TaskStatus, TenantLimits
 
 # Creates the missing rows and takes an exclusive lock on every row, existing or new, until
 # commit (ON DUPLICATE KEY UPDATE locks the duplicate row X; INSERT IGNORE would take S, and two
@@ -89,14 +89,15 @@ def _running_overrides(tenant_ids: set[str]) -> dict[str, int]:
     return caps
 
 
-def max_active_tasks(tenant_id: str) -> int | None:
-    """The tenant's active-task limit, or None for no limit."""
-    override = (
-        TenantLimits.objects.filter(tenant_id=tenant_id, max_active_tasks__isnull=False)
-        .values_list("max_active_tasks", flat=True)
-        .first()
-    )
-    return override if override is not None else _default(settings.TENANT_MAX_ACTIVE_TASKS)
+# The override and the count in one round trip (they were two statements under the tenant's lock,
+# and every statement before the create's commit serialises the tenant's creates). Rooted at the
+# tenant's row, which lock_tenants created, and correlated on tenant_id, the sharding column of both
+# tables behind vtgate. tasks_tenant_status_idx (tenant_id, status): counted from the index alone.
+_LIMIT_AND_ACTIVE = (
+    "SELECT l.max_active_tasks,"
+    " (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = l.tenant_id AND t.status = %s)"
+    " FROM tenant_limits l WHERE l.tenant_id = %s"
+)
 
 
 def ensure_room_for_active_task(tenant_id: str) -> None:
@@ -106,10 +107,17 @@ def ensure_room_for_active_task(tenant_id: str) -> None:
     locked until it commits, so a concurrent create or resume counts this task too.
     """
     lock_tenants([tenant_id])
-    limit = max_active_tasks(tenant_id)
-    if limit is None:
-        return
-    # tasks_tenant_status_idx (tenant_id, status): counted from the index alone.
-    active = Task.objects.filter(tenant_id=tenant_id, status=TaskStatus.ACTIVE).count()
-    if active >= limit:
+    check_room_for_active_task(tenant_id)
+
+
+def check_room_for_active_task(tenant_id: str) -> None:
+    """ensure_room_for_active_task for a caller that already holds the tenant's lock (lock_tenants)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LIMIT_AND_ACTIVE, [TaskStatus.ACTIVE.value, tenant_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise RuntimeError(f"tenant {tenant_id}: lock_tenants first (its limits row does not exist)")
+    override, active = row
+    limit = override if override is not None else _default(settings.TENANT_MAX_ACTIVE_TASKS)
+    if limit is not None and active >= limit:
         raise ActiveTaskLimitReached(tenant_id=tenant_id, limit=limit, active=active)

@@ -18,6 +18,7 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
+from api.compiled_representation import CompiledRepresentation
 from api.json_fields import JsonIntegerField, JsonStringField
 from api.problems import Problem
 from api.strict_serializer import StrictSerializer
@@ -332,14 +333,14 @@ ScheduleOutput = inline_serializer(
 )
 
 
-class HttpOutput(serializers.Serializer):
+class HttpOutput(CompiledRepresentation):
     url = serializers.CharField(source="http_url")
     method = serializers.ChoiceField(choices=HttpMethod.choices, source="http_method")
     headers = serializers.DictField(child=serializers.CharField(), source="http_headers")
     body = serializers.CharField(source="http_body")
 
 
-class LastRunOutput(serializers.Serializer):
+class LastRunOutput(CompiledRepresentation):
     """The latest attempt's result, as the executor's result batch wrote it (null before the first)."""
 
     job_id = serializers.UUIDField(source="last_run_job_id")
@@ -353,7 +354,7 @@ class LastRunOutput(serializers.Serializer):
         return None if instance.last_run_job_id is None else instance
 
 
-class TaskOutput(serializers.Serializer):
+class TaskOutput(CompiledRepresentation):
     id = serializers.UUIDField()
     name = serializers.CharField()
     status = serializers.CharField()

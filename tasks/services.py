@@ -147,9 +147,9 @@ def task_create(
                 winner = selectors.task_by_idempotency_key(tenant_id=tenant_id, key=idempotency_key)
                 if winner is not None:
                     return _replay(winner, request_sha256), False
-            limits.ensure_room_for_active_task(tenant_id)
+            limits.check_room_for_active_task(tenant_id)  # under the lock taken above
             task.save(force_insert=True)
-            _write_label_rows(task)
+            _write_label_rows(task, new=True)
             audit.record_change(
                 task_id=task.pk,
                 tenant_id=tenant_id,
@@ -249,9 +249,15 @@ def task_update(
     return _get_live(tenant_id, task_id)
 
 
-def _write_label_rows(task: Task) -> None:
-    """Mirror `task.labels` into task_labels (the filtered list's index); inside the task's write transaction."""
-    TaskLabel.objects.filter(task_id=task.pk).delete()
+def _write_label_rows(task: Task, *, new: bool = False) -> None:
+    """Mirror `task.labels` into task_labels (the filtered list's index); inside the task's write transaction.
+
+    A task inserted by this transaction (`new`) has no rows to delete, and without labels none to add.
+    """
+    if not new:
+        TaskLabel.objects.filter(task_id=task.pk).delete()
+    if not task.labels:
+        return
     TaskLabel.objects.bulk_create(
         TaskLabel(task_id=task.pk, tenant_id=task.tenant_id, key=key, value=value) for key, value in task.labels.items()
     )

@@ -68,7 +68,7 @@ _in_flight_lock = threading.Lock()
 
 @contextmanager
 def _tenant_lookup(tenant_id: str | None) -> Iterator[None]:
-    """One of the tenant's DNS_API_LOOKUPS_PER_TENANT slots (per process) for one URL check.
+    """One of the tenant's DNS_API_LOOKUPS_PER_TENANT slots (per process) for one name lookup.
 
     The process-wide cap (DNS_API_LOOKUPS_MAX) alone let one tenant's hanging names take every
     lookup (and request thread) of the process: its other tenants' creates were 503s.
@@ -97,9 +97,15 @@ def check_task_url(url: str, *, tenant_id: str | None = None) -> str:
     127.0.0.1, and the generic text alone sent them hunting. Never with DEBUG off: the hint
     names the allowlist, which is ours to know, not a tenant's.
     """
-    try:
+    resolve = name_resolver()
+
+    def resolve_in_a_tenant_slot(host: str, port: int) -> list[str]:
+        # Only a name's lookup takes one of the tenant's slots: an address is checked without DNS.
         with _tenant_lookup(tenant_id):
-            egress_policy().check_url(url, resolve=name_resolver())
+            return resolve(host, port)
+
+    try:
+        egress_policy().check_url(url, resolve=resolve_in_a_tenant_slot)
     except egress.TargetError as exc:
         if settings.DEBUG and exc.message in (egress.GENERIC_MESSAGE, PORT_MESSAGE):
             raise egress.TargetError(f"{exc.message}; {development_hint()}", reason=exc.reason) from None

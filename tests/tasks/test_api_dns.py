@@ -124,3 +124,28 @@ def test_one_tenants_hanging_names_hold_at_most_its_share_of_the_lookups(tenant_
     assert response.status_code == 201, response.content  # tenant-b's lookup had room
     assert sorted(answers) == [503] * 4
     assert len(dns.asked_under(".hang.test")) == 2  # the noisy tenant's third and fourth never asked
+
+
+def test_an_address_needs_no_lookup_slot_while_the_tenants_names_hang(tenant_client, dns, settings):
+    """A URL whose host is an address is checked without DNS: it was a 503 while the tenant's slots were taken
+    (bench.api's 16 connections of one tenant met it with nothing hanging at all)."""
+    settings.DNS_API_LOOKUPS_MAX = 4
+    settings.DNS_API_LOOKUPS_PER_TENANT = 2
+    noisy = tenant_client("tenant-noisy")
+    answers: list[int] = []
+
+    def create(n: int) -> None:
+        answers.append(noisy.post(TASKS, _body(f"https://n{n}.hang.test/x"), format="json").status_code)
+
+    creators = [threading.Thread(target=create, args=(n,)) for n in range(2)]
+    for creator in creators:
+        creator.start()
+    deadline = time.monotonic() + 2
+    while len(dns.asked_under(".hang.test")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    response = noisy.post(TASKS, _body("https://93.184.215.14/x"), format="json")
+    for creator in creators:
+        creator.join()
+    assert len(dns.asked_under(".hang.test")) == 2  # both slots were held while the address was checked
+    assert response.status_code == 201, response.content
+    assert sorted(answers) == [503, 503]

@@ -10,6 +10,8 @@ import uuid
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from tasks import services
 from tasks.models import Task, TaskStatus
@@ -150,3 +152,22 @@ def _create_at(tenant_client, frozen_clock, now, cron, zone):
 )
 def test_next_run_at_on_create_follows_the_dst_rules(tenant_client, frozen_clock, now, cron, zone, expected):
     assert _create_at(tenant_client, frozen_clock, now, cron, zone) == expected
+
+
+# --- create: the statements under the tenant's lock ------------------------------------
+
+
+def test_task_create_locks_the_tenant_once_and_reads_its_limit_with_its_count_in_one_statement():
+    """Every statement between the lock and the commit serialises the tenant's creates (bench.api)."""
+    spec = services.ScheduleSpec(cron="*/5 * * * *", timezone="UTC", run_at=None)
+    fields = {"name": "n", "http_url": "https://example.com/hook", "http_method": "POST", "http_headers": {}}
+    with CaptureQueriesContext(connection) as queries:
+        task, created = services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec)
+
+    statements = [query["sql"] for query in queries.captured_queries]
+    locks = [sql for sql in statements if sql.startswith("INSERT INTO tenant_limits")]
+    reads = [sql for sql in statements if "tenant_limits" in sql and sql.startswith("SELECT")]
+    assert created and Task.objects.filter(pk=task.pk).exists()
+    assert len(locks) == 1, statements
+    assert len(reads) == 1 and "COUNT(*)" in reads[0], statements
+    assert not [sql for sql in statements if "task_labels" in sql], statements  # a new task has no label rows

@@ -1,0 +1,117 @@
+"""The compiled output serializers render exactly what DRF's generic loop renders."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from rest_framework import serializers
+
+from api.compiled_representation import CompiledRepresentation
+from tasks.models import Task, TaskStatus
+from tasks.serializers import TaskOutput
+from tests.factories import make_task
+
+
+def _drf_rendering(monkeypatch: pytest.MonkeyPatch, render: Any) -> Any:
+    """What `render()` gives with DRF's own Serializer.to_representation everywhere (nested ones too)."""
+    with monkeypatch.context() as patched:
+        patched.setattr(CompiledRepresentation, "to_representation", serializers.Serializer.to_representation)
+        return render()
+
+
+def _varied_tasks() -> list[Task]:
+    now = timezone.now()
+    made = [
+        make_task(),
+        make_task(
+            run_at=now + timedelta(days=1, microseconds=123),
+            status=TaskStatus.PAUSED,
+            paused_reason="paused by the tenant",
+            http_headers={"X-A": "1", "Content-Type": "application/json"},
+            http_body='{"k": "v"}',
+            labels={"env": "prod", "team": ""},
+            secret_ref="webhook-token",
+            auto_pause_after=3,
+            consecutive_failures=2,
+        ),
+        make_task(
+            next_run_at=None,
+            last_run_job_id=uuid.uuid4(),
+            last_run_scheduled_at=now - timedelta(minutes=1),
+            last_run_status="succeeded",
+            last_run_http_status=None,
+            last_run_at=now,
+            timezone="Europe/Madrid",
+            cron_expression="0 9 * * 1-5",
+        ),
+    ]
+    # As the API reads them: from the database, with its converters.
+    return list(Task.objects.filter(pk__in=[task.pk for task in made]).order_by("pk"))
+
+
+@pytest.mark.django_db
+def test_task_page_renders_as_drf_renders_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    tasks = _varied_tasks() * 2  # the first object takes DRF's loop, the plan renders every other
+
+    compiled = TaskOutput(tasks, many=True).data
+    generic = _drf_rendering(monkeypatch, lambda: TaskOutput(tasks, many=True).data)
+
+    assert compiled == generic
+    assert [list(row) for row in compiled] == [list(row) for row in generic]  # the same key order too
+    assert compiled[1]["next_run_at"].endswith("Z") and compiled[2]["last_run"]["job_id"]
+
+
+@pytest.mark.django_db
+def test_times_render_in_the_current_zone_as_drf_renders_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    tasks = _varied_tasks() * 2
+
+    with timezone.override("Europe/Madrid"):
+        compiled = TaskOutput(tasks, many=True).data
+        generic = _drf_rendering(monkeypatch, lambda: TaskOutput(tasks, many=True).data)
+
+    assert compiled == generic
+    assert compiled[0]["created_at"].endswith(("+01:00", "+02:00"))
+
+
+class _Edges(CompiledRepresentation):
+    text = serializers.CharField()
+    number = serializers.IntegerField(source="count")
+    missing = serializers.CharField(default="fallback")
+    called = serializers.CharField()
+    naive = serializers.DateTimeField()
+    aware = serializers.DateTimeField()
+    own_zone = serializers.DateTimeField(default_timezone=UTC)
+    formatted = serializers.DateTimeField(format="%Y")
+    ident = serializers.UUIDField(format="hex")
+    nothing = serializers.IntegerField(allow_null=True)
+
+
+class _Thing:
+    text = 7
+    count = "12"
+    naive = datetime(2030, 1, 2, 3, 4, 5)  # naive on purpose: DRF makes it aware
+    aware = datetime(2030, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
+    own_zone = aware
+    formatted = aware
+    ident = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    nothing = None
+
+    def called(self) -> str:
+        return "from a method"
+
+
+def test_fallbacks_render_as_drf_renders_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    mapping = {name: getattr(_Thing, name) for name in ("text", "count", "naive", "aware", "ident", "nothing")}
+    mapping.update(own_zone=_Thing.aware, formatted=_Thing.aware, called="from a mapping")
+
+    for instance in (_Thing(), mapping):
+        compiled = _Edges([instance, instance], many=True).data  # the second one through the plan
+        generic = _drf_rendering(monkeypatch, lambda instance=instance: _Edges([instance, instance], many=True).data)
+        assert compiled == generic
+
+    assert _Edges(_Thing()).data["called"] == "from a method"
+    assert _Edges(_Thing()).data["missing"] == "fallback"
