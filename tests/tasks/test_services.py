@@ -162,7 +162,7 @@ def test_task_create_locks_the_tenant_once_and_reads_its_limit_with_its_count_in
     spec = services.ScheduleSpec(cron="*/5 * * * *", timezone="UTC", run_at=None)
     fields = {"name": "n", "http_url": "https://example.com/hook", "http_method": "POST", "http_headers": {}}
     with CaptureQueriesContext(connection) as queries:
-        task, created = services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec)
+        task, created = services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")
 
     statements = [query["sql"] for query in queries.captured_queries]
     locks = [sql for sql in statements if sql.startswith("INSERT INTO tenant_limits")]
