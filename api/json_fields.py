@@ -33,3 +33,14 @@ class JsonIntegerField(serializers.IntegerField):
         if isinstance(data, bool) or not integral:
             self.fail("invalid")
         return super().to_internal_value(int(data))
+
+
+class JsonBooleanField(serializers.BooleanField):
+    """A JSON boolean, never "true", 1 or "yes" (DRF's BooleanField reads all of them)."""
+
+    default_error_messages = {**serializers.BooleanField.default_error_messages, "invalid": "Must be a boolean."}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,10 +21,12 @@ from api.problems import not_found
 from domain.ids import parse_id
 from tasks import selectors, services
 from tasks.models import Task, TaskStatus
-from tasks.schedule import ScheduleError, next_run_after, parse_timezone
+from tasks.schedule import ScheduleError
 from tasks.schedule.missed import WalkLimitReached, planned_runs
-from tasks.schedule.preview import MAX_RUNS, PreviewRun, describe_runs, preview_runs
+from tasks.schedule.preview import MAX_RUNS, PreviewRun, describe_runs, preview_runs, within_limits
+from tasks.schedule.window import call_time
 from tasks.serializers import ScheduleInput
+from tasks.services import ScheduleSpec
 
 DEFAULT_RUNS = 10
 # How many next runs a saved task's preview may compute to follow a scheduler that is behind
@@ -54,6 +57,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
                 "offset_changed_from": None,
                 "ambiguous_local_time": False,
                 "late": False,
+                "call_at": "2027-03-27T01:30:00Z",
             },
             {
                 "at": "2027-03-28T01:00:00Z",
@@ -63,6 +67,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
                 "offset_changed_from": "+01:00",
                 "ambiguous_local_time": False,
                 "late": False,
+                "call_at": "2027-03-28T01:00:00Z",
             },
         ],
     },
@@ -80,6 +85,11 @@ class PreviewRunOutput(serializers.Serializer):
     ambiguous_local_time = serializers.BooleanField(help_text="the local time occurs twice (fall-back overlap)")
     late = serializers.BooleanField(
         help_text="already past: the scheduler is behind on this task and fires this run as soon as it reaches it"
+    )
+    call_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="when the call is made: `at` (the nominal time, the run's X-Scheduled-At) plus the task's "
+        "window offset; null for an unsaved schedule with a window (the offset depends on the task)",
     )
 
     def get_local(self, run: PreviewRun) -> str:
@@ -103,30 +113,47 @@ def _count(request: Request) -> int:
     return int(text)
 
 
-def _answer(*, cron: str | None, timezone: str | None, run_at: datetime | None, after: datetime, n: int) -> Response:
+def _with_call_times(runs: list[PreviewRun], *, task_id: bytes | None, window_seconds: int) -> list[PreviewRun]:
+    """Each run with its call time: nominal plus the window offset the scheduler will use."""
+    if not window_seconds:
+        return [replace(run, call_at=run.at) for run in runs]
+    if task_id is None:
+        return runs  # call_at None: the offset is derived from the task's id
+    return [replace(run, call_at=call_time(task_id, run.at, window_seconds)) for run in runs]
+
+
+def _answer(spec: ScheduleSpec, *, after: datetime, n: int, task_id: bytes | None = None) -> Response:
     try:
-        runs = preview_runs(cron=cron, timezone=timezone, run_at=run_at, after=after, count=n)
+        runs = preview_runs(
+            cron=spec.cron,
+            timezone=spec.timezone,
+            run_at=spec.run_at,
+            after=after,
+            count=n,
+            every_seconds=spec.every_seconds,
+            anchor=spec.anchor,
+            starts_at=spec.starts_at,
+            ends_at=spec.ends_at,
+            max_runs=spec.max_runs,
+        )
     except ScheduleError as exc:  # a saved schedule that no longer has runs (a cron with no future date)
         raise invalid_param(f"schedule.{exc.field}", exc.message) from None
-    return Response(PreviewOutput({"timezone": timezone if cron else None, "behind": False, "runs": runs}).data)
+    runs = _with_call_times(runs, task_id=task_id, window_seconds=spec.window_seconds)
+    timezone = spec.timezone if spec.run_at is None else None
+    return Response(PreviewOutput({"timezone": timezone, "behind": False, "runs": runs}).data)
 
 
 def _planned(task: Task, *, next_run_at: datetime, now: datetime, n: int) -> Response:
-    """An active task's next runs as the scheduler will fire them: its missed_runs policy applied."""
+    """An active task's next runs as the scheduler will fire them: its missed_runs policy and limits applied."""
     missed_after = timedelta(seconds=settings.SCHEDULER_MISSED_AFTER_SECONDS)
-    cron, zone = task.cron_expression, task.timezone
-
-    def next_run(prev: datetime) -> datetime | None:
-        if cron is None:
-            return None  # a one-shot runs once
-        return next_run_after(cron, parse_timezone(zone or ""), prev)
+    spec = ScheduleSpec.of(task)
 
     try:
         runs = planned_runs(
             policy=task.missed_runs,
             next_run_at=next_run_at,
             now=now,
-            next_run=next_run,
+            next_run=spec.next_run,
             missed_after=missed_after,
             replay_max=settings.SCHEDULER_MISSED_RUNS_MAX,
             count=n,
@@ -136,8 +163,11 @@ def _planned(task: Task, *, next_run_at: datetime, now: datetime, n: int) -> Res
         runs = stopped.runs
     except ScheduleError as exc:  # a saved schedule that no longer has runs (a cron with no future date)
         raise invalid_param(f"schedule.{exc.field}", exc.message) from None
-    timezone = task.timezone if task.cron_expression else None
+    runs_left = None if task.max_runs is None else task.max_runs - task.runs_scheduled
+    runs = within_limits(runs, ends_at=task.ends_at, runs_left=runs_left)
+    timezone = task.timezone if task.run_at is None else None
     described = describe_runs(runs, timezone=timezone, after=next_run_at - timedelta(microseconds=1), now=now)
+    described = _with_call_times(described, task_id=task.id.bytes, window_seconds=task.window_seconds)
     behind = next_run_at < now - missed_after
     return Response(PreviewOutput({"timezone": timezone, "behind": behind, "runs": described}).data)
 
@@ -164,10 +194,12 @@ class TaskPreviewView(APIView):
         if task.run_at is not None and task.next_run_at is None:
             # A one-shot that has fired has no run left (the scheduler cleared next_run_at).
             return Response(PreviewOutput({"timezone": None, "behind": False, "runs": []}).data)
+        if task.status == TaskStatus.COMPLETED:
+            return Response(PreviewOutput({"timezone": task.timezone, "behind": False, "runs": []}).data)
         if task.status == TaskStatus.ACTIVE and task.next_run_at is not None:
             # next_run_at itself is the first run, unless the scheduler is behind and its policy skips it.
             return _planned(task, next_run_at=task.next_run_at, now=now, n=n)
-        return _answer(cron=task.cron_expression, timezone=task.timezone, run_at=task.run_at, after=now, n=n)
+        return _answer(ScheduleSpec.of(task), after=now, n=n, task_id=task.id.bytes)
 
 
 class SchedulePreviewView(APIView):
@@ -191,4 +223,4 @@ class SchedulePreviewView(APIView):
         if not serializer.is_valid():
             raise serializers.ValidationError({"schedule": serializer.errors})
         spec: Any = serializer.validated_data
-        return _answer(cron=spec.cron, timezone=spec.timezone, run_at=spec.run_at, after=services.clock(), n=n)
+        return _answer(spec, after=services.clock(), n=n)

@@ -54,21 +54,60 @@ class IdempotencyKeyReused(Exception):
 
 @dataclass(frozen=True)
 class ScheduleSpec:
-    """A validated schedule: cron + zone, or a one-shot run_at (UTC)."""
+    """A validated schedule: cron + zone, every + anchor, or a one-shot run_at (UTC); its window and limits."""
 
     cron: str | None = None
     timezone: str | None = None
     run_at: datetime | None = None
+    every_seconds: int | None = None
+    anchor: datetime | None = None
+    window_seconds: int = 0
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    max_runs: int | None = None
 
     def first_run(self, now: datetime) -> datetime:
-        return schedule.first_run(cron=self.cron, timezone=self.timezone, run_at=self.run_at, now=now)
+        return schedule.first_run(
+            cron=self.cron,
+            timezone=self.timezone,
+            run_at=self.run_at,
+            now=now,
+            every_seconds=self.every_seconds,
+            anchor=self.anchor,
+            starts_at=self.starts_at,
+        )
+
+    def next_run(self, prev: datetime) -> datetime | None:
+        return schedule.next_run_for(
+            cron=self.cron, timezone=self.timezone, prev=prev, every_seconds=self.every_seconds
+        )
 
     def as_fields(self) -> dict[str, Any]:
-        return {"cron_expression": self.cron, "timezone": self.timezone, "run_at": self.run_at}
+        return {
+            "cron_expression": self.cron,
+            "timezone": self.timezone,
+            "run_at": self.run_at,
+            "every_seconds": self.every_seconds,
+            "anchor": self.anchor,
+            "window_seconds": self.window_seconds,
+            "starts_at": self.starts_at,
+            "ends_at": self.ends_at,
+            "max_runs": self.max_runs,
+        }
 
     @classmethod
     def of(cls, task: Task) -> ScheduleSpec:
-        return cls(cron=task.cron_expression, timezone=task.timezone, run_at=task.run_at)
+        return cls(
+            cron=task.cron_expression,
+            timezone=task.timezone,
+            run_at=task.run_at,
+            every_seconds=task.every_seconds,
+            anchor=task.anchor,
+            window_seconds=task.window_seconds,
+            starts_at=task.starts_at,
+            ends_at=task.ends_at,
+            max_runs=task.max_runs,
+        )
 
 
 def _live(tenant_id: str, task_id: uuid.UUID):
@@ -270,8 +309,8 @@ def task_resume(*, tenant_id: str, task_id: uuid.UUID, now: datetime | None = No
     """
     for _ in range(_MAX_RETRIES):
         task = _get_live(tenant_id, task_id)
-        if task.status == TaskStatus.ACTIVE:
-            return task
+        if task.status in (TaskStatus.ACTIVE, TaskStatus.COMPLETED):
+            return task  # a completed task has no run left to resume
         current = now or clock()
         # A one-shot keeps run_at, or None once it has fired; a cron moves to its next future run.
         next_run_at = task.next_run_at if task.is_one_shot else ScheduleSpec.of(task).first_run(current)

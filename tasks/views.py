@@ -49,6 +49,12 @@ _LABEL_SELECTOR = OpenApiParameter(
     explode=True,
     description="only tasks carrying this label, as key=value (e.g. env=prod); repeat it to require several",
 )
+_STATUS_FILTER = OpenApiParameter(
+    "status",
+    {"type": "string", "enum": list(selectors.LIVE_STATUSES)},
+    OpenApiParameter.QUERY,
+    description="only tasks in this status (completed: past the schedule's ends_at or max_runs)",
+)
 _IF_MATCH = OpenApiParameter(
     "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True, description='the ETag read, e.g. "7"'
 )
@@ -156,6 +162,7 @@ class TaskListCreateView(APIView):
             CURSOR_PARAMETER,
             LIMIT_PARAMETER,
             _LABEL_SELECTOR,
+            _STATUS_FILTER,
         ],
         responses={200: TaskPage, 400: _PROBLEM, 401: _PROBLEM},
     )
@@ -166,7 +173,12 @@ class TaskListCreateView(APIView):
             wanted = parse_selector(request.query_params.getlist("label"))
         except LabelError as exc:
             raise invalid_param(exc.field, exc.message) from None
-        tasks, next_id = selectors.task_page(tenant_id=tenant_of(request), before=before, limit=limit, labels=wanted)
+        task_status = request.query_params.get("status")
+        if task_status is not None and task_status not in selectors.LIVE_STATUSES:
+            raise invalid_param("status", f"one of {', '.join(selectors.LIVE_STATUSES)}")
+        tasks, next_id = selectors.task_page(
+            tenant_id=tenant_of(request), before=before, limit=limit, labels=wanted, status=task_status
+        )
         return Response(
             {"results": TaskOutput(tasks, many=True).data, "next_cursor": str(next_id) if next_id else None}
         )

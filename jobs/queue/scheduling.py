@@ -1,13 +1,15 @@
-"""The scheduler's tick as one transaction of three statements (jobs/sql/scheduler.sql).
+"""The scheduler's tick as one transaction of three to five statements (jobs/sql/scheduler.sql).
 
 The queue runs the transaction; the caller plans it: `plan` receives the locked
-due tasks and returns the JSON document of their jobs and next runs (the format
-is in scheduler.sql), which the insert and the advance both read.
+due tasks and returns the JSON documents of their jobs and next runs (the format
+is in scheduler.sql): the plain tasks' jobs, the overlap-guarded tasks' jobs, and
+every row for the advance. A batch of plain tasks runs three statements, as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
 
@@ -25,10 +27,26 @@ class DueTask(NamedTuple):
     timezone: str | None
     missed_runs: str  # the task's missed-runs policy (tasks/schedule/missed.py)
     db_now: datetime  # the clock the WHERE compared with
+    every_seconds: int | None  # an interval schedule (tasks/schedule/every.py)
+    window_seconds: int  # tasks/schedule/window.py
+    overlap: str  # tasks/schedule/overlap.py
+    ends_at: datetime | None  # naive UTC (tasks/schedule/bounds.py)
+    max_runs: int | None
+    runs_scheduled: int
+
+
+@dataclass(frozen=True)
+class TickPlan:
+    """The tick's JSON documents (rows in scheduler.sql's format); a plain batch has one document for all."""
+
+    jobs: str | None  # the jobs of tasks whose overlap is `allow`; None: none
+    guarded: str | None  # the jobs of the other tasks; None: none
+    advance: str  # every selected row
+    replace: bool  # some guarded row's policy is `replace`
 
 
 def schedule_due_tasks(
-    *, lookahead_microseconds: int, limit: int, plan: Callable[[list[DueTask]], str]
+    *, lookahead_microseconds: int, limit: int, plan: Callable[[list[DueTask]], TickPlan]
 ) -> list[DueTask]:
     """Lock up to `limit` due tasks oldest first, insert their jobs, advance them, commit; the tasks."""
     # durable: refuse to run inside a caller's transaction, which would hold the row locks past the tick.
@@ -37,12 +55,18 @@ def schedule_due_tasks(
         cursor.execute(*STATEMENTS["scheduler_select_due"].bind(params))
         rows = [DueTask._make(row) for row in cursor.fetchall()]
         if rows:
-            document = plan(rows)
+            planned = plan(rows)
             # The connection counts found rows (Django sets CLIENT_FOUND_ROWS), so the row
             # count cannot tell a new job from an existing one: it is not reported.
-            cursor.execute(*STATEMENTS["scheduler_insert_jobs"].bind({"due": document}))
-            # After the insert, which reads the run it schedules from the task's next_run_at.
-            cursor.execute(*STATEMENTS["scheduler_advance_tasks"].bind({"due": document}))
+            if planned.jobs is not None:
+                cursor.execute(*STATEMENTS["scheduler_insert_jobs"].bind({"due": planned.jobs}))
+            if planned.guarded is not None:
+                cursor.execute(*STATEMENTS["scheduler_insert_guarded_jobs"].bind({"due": planned.guarded}))
+                if planned.replace:
+                    # After the insert: the new run exists before the ones it replaces are cancelled.
+                    cursor.execute(*STATEMENTS["scheduler_replace_waiting_jobs"].bind({"due": planned.guarded}))
+            # After the inserts, which read the run they schedule from the task's next_run_at.
+            cursor.execute(*STATEMENTS["scheduler_advance_tasks"].bind({"due": planned.advance}))
     return rows
 
 
