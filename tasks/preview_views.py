@@ -212,6 +212,11 @@ class SchedulePreviewView(APIView):
             OpenApiExample(
                 "daily 02:30 Madrid", request_only=True, value={"cron": "30 2 * * *", "timezone": "Europe/Madrid"}
             ),
+            OpenApiExample(
+                "every 90 minutes from an anchor",
+                request_only=True,
+                value={"every": "90m", "anchor": "2027-03-27T22:00:00Z", "timezone": "Europe/Madrid"},
+            ),
             _PREVIEW_EXAMPLE,
         ],
         responses={200: PreviewOutput, 400: _PROBLEM},

@@ -95,6 +95,34 @@ _CREATE_EXAMPLE = OpenApiExample(
         "priority": 5,
     },
 )
+_INTERVAL_EXAMPLE = OpenApiExample(
+    "every 90 minutes, never overlapping",
+    request_only=True,
+    value={
+        "name": "sync inventory",
+        "schedule": {"every": "90m", "anchor": "2027-01-01T00:00:00Z", "window_seconds": 300},
+        "http": {"url": "https://example.com/hooks/sync"},
+        "overlap": "skip",
+    },
+)
+_LIMITED_EXAMPLE = OpenApiExample(
+    "a campaign: daily for 30 runs, then deleted",
+    request_only=True,
+    value={
+        "name": "campaign reminder",
+        "schedule": {
+            "cron": "0 9 * * *",
+            "timezone": "Europe/Madrid",
+            "starts_at": "2027-05-01T00:00:00Z",
+            "ends_at": "2027-07-01T00:00:00Z",
+            "max_runs": 30,
+            "window_seconds": 600,
+        },
+        "http": {"url": "https://example.com/hooks/remind"},
+        "overlap": "replace",
+        "delete_after_completion": True,
+    },
+)
 _PATCH_EXAMPLE = OpenApiExample(
     "move to 08:30", request_only=True, value={"schedule": {"cron": "30 8 * * 1-5", "timezone": "Europe/Madrid"}}
 )
@@ -190,7 +218,7 @@ class TaskListCreateView(APIView):
         "answers 200 with the same task; that key with another body is a 422.",
         parameters=[_IDEMPOTENCY_KEY],
         request=TaskInput,
-        examples=[_CREATE_EXAMPLE],
+        examples=[_CREATE_EXAMPLE, _INTERVAL_EXAMPLE, _LIMITED_EXAMPLE],
         responses={
             200: TaskOutput,
             201: TaskOutput,
