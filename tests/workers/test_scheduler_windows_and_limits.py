@@ -7,10 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from jobs.models import Job, JobStatus
+from jobs.queue import claim_due, record_results
 from tasks.models import TaskStatus
 from tasks.schedule.window import call_time
 from tasks.signals import tasks_completed
-from tests.factories import db_now, make_task
+from tests.factories import db_now, make_job, make_task
+from workers.executor.results import decide
 from workers.scheduler import Scheduler
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -174,3 +176,24 @@ def test_every_works_with_the_missed_runs_policies():
     assert jobs_of(skip) == []
     skip.refresh_from_db()
     assert skip.next_run_at == start + timedelta(hours=6)
+
+
+@pytest.mark.parametrize(("task_status", "after_failure"), [("completed", "pending"), ("paused", "cancelled")])
+def test_the_last_run_of_a_completed_task_keeps_its_retries_unlike_a_paused_ones(task_status, after_failure):
+    task = make_task(status=task_status, next_run_at=None)
+    make_job(task, scheduled_at=db_now() - MINUTE, next_attempt_at=db_now() - timedelta(seconds=1))
+    (claimed,) = claim_due(worker_id="w-a", limit=1, lookahead_seconds=1)
+    failure = decide(
+        job_id=claimed.id,
+        fence=claimed.fence,
+        attempt=claimed.attempt,
+        max_attempts=claimed.max_attempts,
+        backoff_base_seconds=claimed.backoff_base_seconds,
+        http_status=503,
+        error=None,
+        response_body="busy",
+    )
+
+    record_results(worker_id="w-a", results=[failure])
+
+    assert Job.objects.get(id=claimed.id).status == after_failure
