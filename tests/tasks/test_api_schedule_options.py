@@ -12,6 +12,7 @@ from tasks import services
 from tasks.models import Task, TaskStatus
 from tasks.schedule.window import call_time
 from tests.factories import make_job, make_task
+from tests.history.conftest import make_record
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fake_dns")]
 
@@ -230,3 +231,40 @@ def test_the_history_shows_skipped_runs_with_their_reason_and_scheduled_at(owner
     (job,) = owner.get(f"{TASKS}/{task.id}/history").json()["results"]
 
     assert (job["status"], job["error"], job["scheduled_at"]) == ("skipped", "overlap:skip", "2027-03-26T11:00:00Z")
+
+
+def test_the_history_filters_skipped_runs_across_the_queue_and_the_history_store(owner, store):
+    task = make_task(tenant_id="tenant-a", overlap="skip")
+    base = datetime(2027, 3, 26, 0, 0, tzinfo=UTC)
+    for n in range(6):  # live: alternately pending and skipped
+        status = JobStatus.SKIPPED if n % 2 else JobStatus.PENDING
+        error = "overlap:skip" if n % 2 else None
+        make_job(task, scheduled_at=base + timedelta(minutes=n), status=status, error=error)
+    archived = make_record(
+        tenant_id="tenant-a",
+        task_id=task.id,
+        scheduled_at=base - timedelta(days=1),
+        status="skipped",
+        error="overlap:buffer_one",
+        attempt=0,
+    )
+    store.write_many(
+        [archived, make_record(tenant_id="tenant-a", task_id=task.id, scheduled_at=base - timedelta(days=2))]
+    )
+
+    first = owner.get(f"{TASKS}/{task.id}/history?status=skipped&limit=2").json()
+    second = owner.get(f"{TASKS}/{task.id}/history?status=skipped&limit=2&cursor={first['next_cursor']}").json()
+
+    seen = first["results"] + second["results"]
+    assert [job["scheduled_at"] for job in seen] == [
+        "2027-03-26T00:05:00Z",
+        "2027-03-26T00:03:00Z",
+        "2027-03-26T00:01:00Z",
+        "2027-03-25T00:00:00Z",
+    ]
+    assert {job["status"] for job in seen} == {"skipped"}
+    assert [job["archived"] for job in seen] == [False, False, False, True]
+    assert seen[-1]["error"] == "overlap:buffer_one"
+    third = owner.get(f"{TASKS}/{task.id}/history?status=skipped&limit=2&cursor={second['next_cursor']}").json()
+    assert (third["results"], third["next_cursor"]) == ([], None)
+    assert owner.get(f"{TASKS}/{task.id}/history?status=sometimes").status_code == 400

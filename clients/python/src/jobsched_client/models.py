@@ -66,13 +66,23 @@ def etag(version: int) -> str:
 
 @dataclass(frozen=True)
 class Schedule:
-    """Either `cron` (with `timezone`, default UTC) or `run_at` (a one-shot with its own offset)."""
+    """One of `cron` (with `timezone`, default UTC), `every` (e.g. "90m", from `anchor`) or `run_at` (a one-shot).
+
+    `window_seconds` spreads each run's call over that many seconds after its nominal time;
+    `starts_at`, `ends_at` and `max_runs` bound a cron or every schedule (then the task is completed).
+    """
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("TaskSchedule", "ScheduleInput")
 
     cron: str | None = None
     timezone: str | None = None
     run_at: datetime | None = None
+    every: str | None = None
+    anchor: datetime | None = None
+    window_seconds: int | None = None
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    max_runs: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {key: value for key, value in to_json(self).items() if value is not None}
@@ -127,6 +137,9 @@ class Task:
     created_at: datetime
     updated_at: datetime
     labels: dict[str, str] = field(default_factory=dict)
+    overlap: str = "allow"  # allow | skip | buffer_one | replace
+    delete_after_completion: bool = False
+    runs_scheduled: int = 0  # status "completed" once past the schedule's ends_at or max_runs
 
     @property
     def etag(self) -> str:
@@ -150,6 +163,8 @@ class TaskSpec:
     missed_runs: str | None = None
     auto_pause_after: int | None = None
     labels: dict[str, str] | None = None
+    overlap: str | None = None
+    delete_after_completion: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         body = {key: value for key, value in to_json(self).items() if value is not None}
@@ -280,6 +295,7 @@ class PreviewRun:
     offset_changed_from: str | None
     ambiguous_local_time: bool
     late: bool
+    call_at: datetime | None = None  # `at` plus the task's window offset (None: an unsaved windowed schedule)
 
 
 @dataclass(frozen=True)

@@ -53,13 +53,23 @@ def task_fields(options: dict[str, Any]) -> dict[str, Any]:
         "max_attempts": "max_attempts",
         "priority": "priority",
         "secret_ref": "secret_ref",
+        "overlap": "overlap",
     }
     body.update({field: options[flag] for flag, field in simple.items() if options[flag] is not None})
-    if options["cron"] is not None or options["run_at"] is not None:
-        schedule = {"cron": options["cron"], "timezone": options["timezone"], "run_at": options["run_at"]}
+    if options["cron"] is not None or options["run_at"] is not None or options["every"] is not None:
+        schedule = {
+            "cron": options["cron"],
+            "every": options["every"],
+            "timezone": options["timezone"],
+            "run_at": options["run_at"],
+            "window_seconds": options["window"],
+        }
         body["schedule"] = {key: value for key, value in schedule.items() if value is not None}
     elif options["timezone"] is not None:
         raise click.BadParameter("--timezone goes with --cron", param_hint="--timezone")
+    elif options["window"] is not None:
+        # A schedule is replaced whole by an edit: the window travels with the schedule it spreads.
+        raise click.BadParameter("--window goes with --cron, --every or --run-at", param_hint="--window")
     http = dict(body.get("http") or {})
     if options["url"] is not None:
         http["url"] = options["url"]
@@ -86,6 +96,13 @@ def task_options(command: Any) -> Any:
         click.option("--cron", help='Five-field cron expression or a nickname, e.g. "0 9 * * 1-5" or @hourly.'),
         click.option("--timezone", help="IANA zone of --cron (default UTC)."),
         click.option("--run-at", help="One-shot instant with an offset, e.g. 2027-01-01T09:00:00Z."),
+        click.option("--every", help='An interval instead of a cron, e.g. "90m", "2h", "1h30m" (at least 1m).'),
+        click.option("--window", type=int, help="Seconds after each run's time its call may be spread over."),
+        click.option(
+            "--overlap",
+            type=click.Choice(["allow", "skip", "buffer_one", "replace"]),
+            help="A run while the previous one is unfinished (default allow).",
+        ),
         click.option("--url", help="The URL to call."),
         click.option("--method", help="HTTP method (default POST)."),
         click.option("--header", "-H", multiple=True, help='"Name: value"; repeat for several (replaces all).'),
