@@ -62,7 +62,7 @@ def test_the_default_is_ten_runs_and_a_one_shot_has_one(client, before_spring_fo
                 "offset_changed_from": None,
                 "ambiguous_local_time": False,
                 "late": False,
-                    "call_at": "2027-04-01T07:00:00Z",  # no window: called at its time
+                "call_at": "2027-04-01T07:00:00Z",  # no window: called at its time
             }
         ],
     }
