@@ -67,7 +67,8 @@ class Task(models.Model):
     starts_at = models.DateTimeField(null=True, blank=True)  # no run before
     ends_at = models.DateTimeField(null=True, blank=True)  # no run after; then the task is completed
     max_runs = models.PositiveIntegerField(null=True, blank=True)  # then the task is completed
-    # Runs scheduled so far (jobs the tick created, skipped ones included): written only by the tick.
+    # Runs scheduled while the task has ends_at or max_runs (skipped ones included): written only by
+    # the tick's limited advance (jobs/sql/scheduler.sql), reset when an edit gives a task limits.
     runs_scheduled = models.PositiveIntegerField(default=0, db_default=0)
     delete_after_completion = models.BooleanField(default=False, db_default=False)
     # db_default too: the queue's and the benches' raw INSERTs name only the columns they set.

@@ -461,7 +461,10 @@ class TaskOutput(serializers.Serializer):
     auto_pause_after = serializers.IntegerField(allow_null=True)
     overlap = serializers.ChoiceField(choices=Overlap.choices)
     delete_after_completion = serializers.BooleanField()
-    runs_scheduled = serializers.IntegerField(help_text="runs scheduled so far (skipped ones included)")
+    runs_scheduled = serializers.SerializerMethodField(
+        help_text="runs scheduled toward the schedule's max_runs or ends_at (skipped ones included); "
+        "null without either"
+    )
     paused_reason = serializers.SerializerMethodField(help_text="why the task is paused; null while active")
     consecutive_failures = serializers.IntegerField(help_text="dead jobs in a row; a success resets it")
     labels = serializers.DictField(child=serializers.CharField(allow_blank=True))
@@ -473,6 +476,11 @@ class TaskOutput(serializers.Serializer):
     @extend_schema_field(ScheduleOutput)
     def get_schedule(self, task: Task) -> dict[str, Any]:
         return schedule_json(task)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_runs_scheduled(self, task: Task) -> int | None:
+        # Counted by the tick only for a task with run limits (jobs/sql/scheduler.sql).
+        return task.runs_scheduled if task.max_runs is not None or task.ends_at is not None else None
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_paused_reason(self, task: Task) -> str | None:

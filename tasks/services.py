@@ -223,6 +223,9 @@ def task_update(
     if schedule_spec is not None and schedule_spec != ScheduleSpec.of(current):
         changes.update(schedule_spec.as_fields())
         changes["next_run_at"] = schedule_spec.first_run(now)
+        if current.max_runs is None and current.ends_at is None:
+            # The tick counts runs only while a task has limits: a task gaining them counts from here.
+            changes["runs_scheduled"] = 0
     if not changes:
         return current
     # Conditional UPDATE, not read-then-write: of two PATCHes carrying the same

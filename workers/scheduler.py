@@ -1,7 +1,7 @@
 """The scheduler's tick: due tasks become jobs, on time, never twice, never skipped.
 
 One transaction per tick of three statements whatever the batch size (`jobs.queue.schedule_due_tasks`,
-jobs/sql/scheduler.sql), five at most when the batch has tasks with an overlap policy:
+jobs/sql/scheduler.sql), six at most when the batch has tasks with an overlap policy or run limits:
 lock the due tasks oldest first, insert one job per task (the request snapshot copied from
 the locked task row; pending, or skipped by the task's overlap policy), advance every task's
 next_run_at (and its run count; a task past its ends_at or max_runs completes); commit. The next run comes from
@@ -206,9 +206,11 @@ def _document(
     missed_after: timedelta = timedelta(seconds=DEFAULT_MISSED_AFTER_SECONDS),
     replay_max: int = DEFAULT_MISSED_RUNS_MAX,
 ) -> tuple[str, datetime | None]:
-    """The advance document of the selected rows, and the earliest new next_run_at (tests, benches)."""
+    """Every selected row as one document, and the earliest new next_run_at (tests, benches)."""
     planned = _plan(rows, memo=memo, missed_after=missed_after, replay_max=replay_max)
-    return planned.documents.advance, planned.earliest
+    documents = [planned.documents.advance, planned.documents.limited]
+    rows_json = ",".join(document[1:-1] for document in documents if document is not None)
+    return f"[{rows_json}]", planned.earliest
 
 
 def _plan(
@@ -229,8 +231,10 @@ def _plan(
     # (aware-datetime key, conversion, formatting) off the rows that share a run.
     encoded: dict[tuple[str | None, str | None, int | None, datetime, str], str] = {}
     earliest: datetime | None = None
-    plain: list[str] = []
-    guarded: list[str] = []
+    plain: list[str] = []  # tasks without options: their job, and their advance
+    guarded: list[str] = []  # tasks with options: their job (call time; pending or skipped by the SQL)
+    unlimited: list[str] = []  # tasks with options but no ends_at or max_runs: their advance
+    limited: list[str] = []  # tasks with ends_at or max_runs: their advance, count and completion
     completed: list[bytes] = []
     replace = False
     for task_id, prev, expr, zone, policy, db_now, every, window, overlap, ends_at, max_runs, runs_done in rows:
@@ -273,18 +277,26 @@ def _plan(
             f'["{task_id.hex()}","{new_id().hex}",{_json_time(plan.next_run_at)},{_json_time(plan.scheduled_at)},'
             f"{_json_time(call_at)},{1 if completes else 'null'}"
         )
-        if overlap == ALLOW:
-            plain.append(row + "]")
-        else:
-            guarded.append(f'{row},"{overlap}"]')
-            replace = replace or overlap == REPLACE
-    jobs = "[" + ",".join(plain) + "]" if plain else None
+        row += f',"{overlap}"]'
+        guarded.append(row)
+        replace = replace or overlap == REPLACE
+        (unlimited if ends_at is None and max_runs is None else limited).append(row)
     if not guarded:
-        documents = TickPlan(jobs=jobs, guarded=None, advance=jobs or "[]", replace=False)
-    else:
-        advance = "[" + ",".join(plain + guarded) + "]"
-        documents = TickPlan(jobs=jobs, guarded="[" + ",".join(guarded) + "]", advance=advance, replace=replace)
+        # The usual batch: one document for the insert and the advance, as before the options.
+        document = _array(plain)
+        return _Planned(TickPlan(document, None, document, None, replace=False), earliest, completed)
+    documents = TickPlan(
+        jobs=_array(plain),
+        guarded=_array(guarded),
+        advance=_array(plain + unlimited),
+        limited=_array(limited),
+        replace=replace,
+    )
     return _Planned(documents, earliest, completed)
+
+
+def _array(rows: list[str]) -> str | None:
+    return "[" + ",".join(rows) + "]" if rows else None
 
 
 def _next_run(

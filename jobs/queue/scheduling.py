@@ -1,4 +1,4 @@
-"""The scheduler's tick as one transaction of three to five statements (jobs/sql/scheduler.sql).
+"""The scheduler's tick as one transaction of three to six statements (jobs/sql/scheduler.sql).
 
 The queue runs the transaction; the caller plans it: `plan` receives the locked
 due tasks and returns the JSON documents of their jobs and next runs (the format
@@ -41,7 +41,8 @@ class TickPlan:
 
     jobs: str | None  # the jobs of tasks whose overlap is `allow`; None: none
     guarded: str | None  # the jobs of the other tasks; None: none
-    advance: str  # every selected row
+    advance: str | None  # the rows of tasks without run limits; None: none
+    limited: str | None  # the rows of tasks with ends_at or max_runs; None: none
     replace: bool  # some guarded row's policy is `replace`
 
 
@@ -65,8 +66,11 @@ def schedule_due_tasks(
                 if planned.replace:
                     # After the insert: the new run exists before the ones it replaces are cancelled.
                     cursor.execute(*STATEMENTS["scheduler_replace_waiting_jobs"].bind({"due": planned.guarded}))
-            # After the inserts, which read the run they schedule from the task's next_run_at.
-            cursor.execute(*STATEMENTS["scheduler_advance_tasks"].bind({"due": planned.advance}))
+            # After the inserts (a task's lock is held to the commit either way).
+            if planned.advance is not None:
+                cursor.execute(*STATEMENTS["scheduler_advance_tasks"].bind({"due": planned.advance}))
+            if planned.limited is not None:
+                cursor.execute(*STATEMENTS["scheduler_advance_limited_tasks"].bind({"due": planned.limited}))
     return rows
 
 

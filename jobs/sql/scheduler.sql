@@ -1,13 +1,15 @@
 -- The scheduler's tick (workers/scheduler.py through jobs.queue.schedule_due_tasks), one transaction of
--- at most five statements whatever the batch size:
+-- at most six statements whatever the batch size (three for a batch of tasks without the schedule options):
 --   scheduler_select_due            lock the due tasks, oldest first
---   scheduler_insert_jobs           ONE multi-row insert of the jobs of tasks whose overlap is `allow`,
+--   scheduler_insert_jobs           ONE multi-row insert of the jobs of tasks without schedule options,
 --                                   snapshot copied from the task rows
---   scheduler_insert_guarded_jobs   ONE insert of the other tasks' jobs, each pending or skipped by its
---                                   overlap policy (only when the batch has such tasks)
+--   scheduler_insert_guarded_jobs   ONE insert of the other tasks' jobs (their call times), each pending
+--                                   or skipped by its overlap policy (only when the batch has such tasks)
 --   scheduler_replace_waiting_jobs  ONE update cancelling the runs a `replace` run replaces (only when
 --                                   the batch has such tasks)
---   scheduler_advance_tasks         ONE update of every selected next_run_at (and run count, completion)
+--   scheduler_advance_tasks         ONE update of the selected next_run_at of tasks without run limits
+--   scheduler_advance_limited_tasks ONE update of the tasks with run limits (ends_at, max_runs): next
+--                                   run, run count, completion (only when the batch has such tasks)
 -- The selected rows travel as JSON documents read by JSON_TABLE (MariaDB 10.6+, MySQL 8.0+),
 --   [["<task id, 32 hex>", "<new job id, 32 hex>", next run or null, the job's scheduled_at or null,
 --     call time or null, completes (1) or null, overlap policy or null], ...]
@@ -15,7 +17,8 @@
 -- reached late, what its missed-runs policy chose: tasks/schedule/missed.py; null: no job this tick;
 -- the call time, the job's first next_attempt_at, is scheduled_at plus the task's window offset,
 -- tasks/schedule/window.py, null meaning scheduled_at; completes: the task is past its ends_at or
--- max_runs, tasks/schedule/bounds.py; the last three are left out of a plain task's row)
+-- max_runs, tasks/schedule/bounds.py; the last three are left out of the row of a task without
+-- options: no window, overlap `allow`, no ends_at or max_runs)
 -- so each statement has one placeholder whatever the batch size. Ids go as hex and come back
 -- through UNHEX, a binary string: the join compares bytes with the BINARY(16) primary key
 -- (eq_ref, no collation involved), and a JSON null next run is SQL NULL.
@@ -47,24 +50,26 @@ FOR UPDATE
 -- The snapshot is read from the task rows this transaction holds locked, so it is the version
 -- that was due; scheduled_at is the planned run (next_run_at unless the run was missed). UNIQUE (task_id, scheduled_at) turns a job that already
 -- exists (a task resumed inside the lookahead) into a no-op; `jobs.id`, because a bare `id`
--- is ambiguous next to tasks.id. The tasks with overlap `allow` only: their insert reads no
--- other job (a SELECT reading `jobs` would make this INSERT buffer its rows in a temporary table).
+-- is ambiguous next to tasks.id. Tasks without schedule options only (no window, overlap `allow`,
+-- no run limits): their insert reads no other job (a SELECT reading `jobs` would make this INSERT
+-- buffer its rows in a temporary table) and is the statement it was before the options.
 INSERT INTO jobs (id, task_id, tenant_id, scheduled_at, next_attempt_at, status, priority, attempt,
                   max_attempts, timeout_seconds, backoff_base_seconds,
                   request_method, request_url, request_headers, request_body, secret_ref, updated_at)
-SELECT UNHEX(due.job_id), t.id, t.tenant_id, due.scheduled_at, COALESCE(due.call_at, due.scheduled_at), 'pending',
-       t.priority, 0, t.max_attempts, t.timeout_seconds, t.backoff_base_seconds,
+SELECT UNHEX(due.job_id), t.id, t.tenant_id, due.scheduled_at, due.scheduled_at, 'pending', t.priority, 0,
+       t.max_attempts, t.timeout_seconds, t.backoff_base_seconds,
        t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref, NOW(6)
 FROM JSON_TABLE(%(due)s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
                                         job_id CHAR(32) PATH '$[1]',
-                                        scheduled_at DATETIME(6) PATH '$[3]',
-                                        call_at DATETIME(6) PATH '$[4]')) AS due
+                                        scheduled_at DATETIME(6) PATH '$[3]')) AS due
 JOIN tasks t ON t.id = UNHEX(due.task_id)
 WHERE due.scheduled_at IS NOT NULL
 ON DUPLICATE KEY UPDATE id = jobs.id
 
 -- name: scheduler_insert_guarded_jobs
--- The jobs of tasks whose overlap policy is not `allow` (tasks/schedule/overlap.py), decided here,
+-- The jobs of tasks with schedule options (a window, an overlap policy, run limits): the job's first
+-- next_attempt_at is its call time, and its status is decided by its overlap policy
+-- (tasks/schedule/overlap.py; `allow`: pending), here,
 -- in the tick's transaction, against the task's jobs as they are now: the task row is locked FOR
 -- UPDATE by this tick, so no other scheduler makes a run of it meanwhile (several schedulers agree).
 -- Earlier runs only (scheduled_at before this one): pending (waiting, or waiting for a retry) or
@@ -131,13 +136,22 @@ WHERE due.overlap = 'replace'
   AND j.status = 'pending'
 
 -- name: scheduler_advance_tasks
--- One statement for every selected task (a per-task UPDATE was the original system's
--- bottleneck), run after the inserts, which read the run being scheduled from next_run_at.
--- Only next_run_at, the run count (a run scheduled: its job made, skipped or not) and, for a task
--- past its ends_at or max_runs, its completion (status `completed`, or `deleted` with deleted_at
--- when it asked to be deleted after completion; its last run's job stays and fires): version is
--- the tenant's ETag and updated_at their last edit. Each assignment reads only `due` and columns
--- no other assignment writes (a multi-table UPDATE may assign in any order).
+-- One statement for every selected task without run limits (a per-task UPDATE was the original
+-- system's bottleneck), run after the inserts, which read the run being scheduled from `due`.
+-- Only next_run_at: version is the tenant's ETag and updated_at their last edit. Kept to this
+-- one column: writing the run count and the completion check on every row too cost the plain
+-- batch ~10 percent (bench-scheduler, 2026-12-03), so tasks with limits have their own statement.
+UPDATE JSON_TABLE(%(due)s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
+                                      next_run_at DATETIME(6) PATH '$[2]')) AS due
+JOIN tasks t ON t.id = UNHEX(due.task_id)
+SET t.next_run_at = due.next_run_at
+
+-- name: scheduler_advance_limited_tasks
+-- The tasks with ends_at or max_runs (tasks/schedule/bounds.py): next_run_at, the run count (a run
+-- scheduled: its job made, skipped or not) and, for a task past a limit, its completion (status
+-- `completed`, or `deleted` with deleted_at when it asked to be deleted after completion; its last
+-- run's job stays and fires). Never version or updated_at. Each assignment reads only `due` and
+-- columns no other assignment writes (a multi-table UPDATE may assign in any order).
 UPDATE JSON_TABLE(%(due)s, '$[*]' COLUMNS (task_id CHAR(32) PATH '$[0]',
                                       next_run_at DATETIME(6) PATH '$[2]',
                                       scheduled_at DATETIME(6) PATH '$[3]',

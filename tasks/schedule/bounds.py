@@ -3,8 +3,9 @@
 - no run before ``starts_at``: the first run is computed from it (``first_run_from``), and
   runs only ever go forward from there;
 - no run after ``ends_at`` (a run at ends_at itself is made);
-- at most ``max_runs`` runs scheduled (the task's ``runs_scheduled``, counted by the tick,
-  skipped runs included: a run the overlap policy skips was still a run).
+- at most ``max_runs`` runs scheduled (the task's ``runs_scheduled``, counted by the tick while
+  the task has a limit, from when it got one; skipped runs included: a run the overlap policy
+  skipped was still a run).
 
 A task past either limit is *completed*: no job, next_run_at NULL, status ``completed``
 (the tick's advance statement writes it, jobs/sql/scheduler.sql).

@@ -96,7 +96,7 @@ def test_each_bad_schedule_option_is_a_400_naming_its_field(owner, data, field):
 
 def test_overlap_and_delete_after_completion_default_to_todays_behaviour(owner):
     task = created(owner, body())
-    assert (task["overlap"], task["delete_after_completion"], task["runs_scheduled"]) == ("allow", False, 0)
+    assert (task["overlap"], task["delete_after_completion"], task["runs_scheduled"]) == ("allow", False, None)
     assert task["schedule"] == {"cron": "*/5 * * * *", "timezone": "UTC"}  # unchanged shape without options
 
 
@@ -268,3 +268,14 @@ def test_the_history_filters_skipped_runs_across_the_queue_and_the_history_store
     third = owner.get(f"{TASKS}/{task.id}/history?status=skipped&limit=2&cursor={second['next_cursor']}").json()
     assert (third["results"], third["next_cursor"]) == ([], None)
     assert owner.get(f"{TASKS}/{task.id}/history?status=sometimes").status_code == 400
+
+
+def test_runs_are_counted_toward_max_runs_from_when_an_edit_sets_it(owner):
+    task = created(owner, body())
+    Task.objects.filter(pk=task["id"]).update(runs_scheduled=7)  # stale: never counted without limits
+    url = f"{TASKS}/{task['id']}"
+
+    patch = {"schedule": {"cron": "*/5 * * * *", "timezone": "UTC", "max_runs": 3}}
+    edited = owner.patch(url, patch, format="json", HTTP_IF_MATCH=owner.get(url)["ETag"]).json()
+
+    assert (edited["runs_scheduled"], edited["schedule"]["max_runs"]) == (0, 3)

@@ -139,7 +139,7 @@ class Task:
     labels: dict[str, str] = field(default_factory=dict)
     overlap: str = "allow"  # allow | skip | buffer_one | replace
     delete_after_completion: bool = False
-    runs_scheduled: int = 0  # status "completed" once past the schedule's ends_at or max_runs
+    runs_scheduled: int | None = None  # toward max_runs/ends_at; status "completed" once past them
 
     @property
     def etag(self) -> str:
