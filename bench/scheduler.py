@@ -8,6 +8,12 @@ minus D. Setups: one scheduler in this process (the real loop in a thread), then
 in --schedulers as real `manage.py run_scheduler` processes; each setup runs --repeat times
 and reports its median. Figures go to stdout and JSON. The schedulers run with lookahead 0,
 so the time measured is the work, not jobs made ahead of their second.
+
+Then the window run (issue 31): --window-tasks tasks on `0 9 * * *` with a --window-seconds
+window, their jobs made for the next 09:00 UTC by one in-process scheduler looking that far
+ahead; the jobs' call times (next_attempt_at) are counted per second of the window: the peak
+second against the even spread (tasks / window), and every job checked to keep its nominal
+scheduled_at and a call time inside the window.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ TARGET_JOBS_PER_SECOND = 10_000
 # Two schedulers serialise on the row locks, so equal speed is the expectation; timing on a
 # shared 2-core machine varies by a few percent between runs.
 TWO_VS_ONE_TOLERANCE = 0.10
+WINDOW_PEAK_TARGET = 1.3  # the peak second's jobs at most this times the even spread
+WINDOW_CRON = "0 9 * * *"
 CRONS = ("* * * * *", "*/5 * * * *", "0 * * * *", "30 9 * * 1-5")
 ZONES = ("UTC", "Europe/Madrid", "America/New_York")
 IDLE_SECONDS = 0.05
@@ -60,6 +68,8 @@ class Command(BaseCommand):
             help="comma-separated process counts to run after the in-process run (default 1,2)",
         )
         parser.add_argument("--repeat", type=int, default=3, help="runs of each setup; figures are the median")
+        parser.add_argument("--window-tasks", type=int, default=30_000, help="tasks of the window run (0: none)")
+        parser.add_argument("--window-seconds", type=int, default=60, help="their window_seconds")
         parser.add_argument("--database", default="jobsched_bench", help="dedicated database, emptied between runs")
         parser.add_argument("--output", default=".bench/scheduler.json")
 
@@ -120,6 +130,16 @@ class Command(BaseCommand):
             else None,
             "two_vs_one_tolerance": TWO_VS_ONE_TOLERANCE,
         }
+        if options["window_tasks"] > 0:
+            window = self._window_run(options["window_tasks"], options["window_seconds"], batch_size)
+            report["window"] = window
+            verdict = "met" if window["meets_target"] else "MISSED"
+            self.stdout.write(
+                f"window {window['window_seconds']} s, {window['tasks']} tasks on {WINDOW_CRON!r}: "
+                f"{window['jobs']} jobs, "
+                f"peak {window['peak_jobs_per_second']} jobs in one second vs even {window['even_jobs_per_second']} "
+                f"({window['peak_vs_even']}x; target <= {WINDOW_PEAK_TARGET}x: {verdict})"
+            )
         output = Path(options["output"])
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(report, indent=2) + "\n")
@@ -180,6 +200,66 @@ class Command(BaseCommand):
         if checks != expected:
             raise CommandError(f"{label}: expected one job per task at the due second, {expected}, got {checks}")
         return run
+
+    def _window_run(self, tasks: int, window_seconds: int, batch_size: int) -> dict:
+        """The jobs of `tasks` windowed tasks due at the next 09:00 UTC, counted per second of their call times."""
+        _reset_tables()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT NOW(6)")
+            now = cursor.fetchone()[0]
+        nominal = now.replace(hour=9, minute=0, second=0, microsecond=0)
+        if nominal <= now + timedelta(seconds=LEAD_SECONDS):
+            nominal += timedelta(days=1)
+        url, hook = "https://example.com/hook", "{}"
+        rows = (
+            (f"bench-tenant-{n % 10}", f"window task {n}", url, hook, hook, WINDOW_CRON, "UTC", nominal)
+            for n in range(tasks)
+        )
+        with connection.cursor() as cursor:
+            insert_tasks(cursor, rows)
+            cursor.execute("UPDATE tasks SET window_seconds = %s", [window_seconds])
+        # Looking ahead to 09:00: the jobs are made now, with the call times they will fire at.
+        lookahead = (nominal - now).total_seconds() + window_seconds
+        scheduler = Scheduler(batch_size=batch_size, lookahead_seconds=lookahead)
+        started = time.perf_counter()
+        while scheduler.tick().selected:
+            pass
+        seconds = time.perf_counter() - started
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT TIMESTAMPDIFF(SECOND, scheduled_at, next_attempt_at) AS s, COUNT(*) FROM jobs"
+                " WHERE scheduled_at = %s GROUP BY s ORDER BY s",
+                [nominal],
+            )
+            per_second = {int(second): count for second, count in cursor.fetchall()}
+            cursor.execute(
+                "SELECT COUNT(*), COUNT(DISTINCT task_id),"
+                " COALESCE(SUM(next_attempt_at < scheduled_at"
+                " OR next_attempt_at >= scheduled_at + INTERVAL %s SECOND), 0)"
+                " FROM jobs",
+                [window_seconds],
+            )
+            jobs, distinct_tasks, outside = cursor.fetchone()
+        even = tasks / window_seconds
+        peak = max(per_second.values(), default=0)
+        if (jobs, distinct_tasks, int(outside)) != (tasks, tasks, 0):
+            raise CommandError(f"window run: expected {tasks} jobs inside the window, got {jobs} ({outside} outside)")
+        return {
+            "tasks": tasks,
+            "cron": WINDOW_CRON,
+            "window_seconds": window_seconds,
+            "nominal": nominal.isoformat(),
+            "jobs": jobs,
+            "jobs_outside_window": int(outside),
+            "seconds_used": len(per_second),
+            "even_jobs_per_second": round(even, 1),
+            "peak_jobs_per_second": peak,
+            "lowest_jobs_per_second": min(per_second.values(), default=0),
+            "peak_vs_even": round(peak / even, 3),
+            "target_peak_vs_even": WINDOW_PEAK_TARGET,
+            "meets_target": peak <= WINDOW_PEAK_TARGET * even,
+            "scheduler_seconds": round(seconds, 3),
+        }
 
 
 def _median_run(samples: list[dict]) -> dict:

@@ -22,6 +22,7 @@ _STATUS_COLOURS = {
     "succeeded": charts.SUCCEEDED,
     "dead": charts.DEAD,
     "cancelled": charts.CANCELLED,
+    "skipped": charts.CANCELLED,  # grey too: never called (the task's overlap policy or calendars)
 }
 
 

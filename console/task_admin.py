@@ -33,6 +33,7 @@ from domain.tenants import MAX_TENANT_ID_LENGTH, TENANT_ID_CHARACTERS, is_valid_
 from tasks import changes, limits, pausing, services
 from tasks.labels import LabelError, parse_selector
 from tasks.models import Task, TaskLabel, TaskStatus, TenantLimits
+from tasks.schedule.every import format_every
 
 NAME_SHOWN = 40  # characters of a task's name in the list; the whole name is its title
 
@@ -90,6 +91,8 @@ def task_state(task: Task) -> str:
         return "deleted"
     if task.status == TaskStatus.PAUSED:
         return f"paused: {task.paused_reason}" if task.paused_reason else "paused"
+    if task.status == TaskStatus.COMPLETED:
+        return f"completed ({task.runs_scheduled} runs; past its end or run limit)"
     if task.next_run_at is None:
         # The scheduler clears next_run_at once a one-shot's job is created (workers/scheduler.py).
         return "fired (one-shot, no next run)" if task.is_one_shot else "active, no next run"
@@ -158,7 +161,25 @@ class TaskAdmin(BoundedReadOnlyAdmin):
                 )
             },
         ),
-        ("Schedule", {"fields": ("schedule", "excluded_calendars", "next_run", "priority", "missed_runs")}),
+        (
+            "Schedule",
+            {
+                "fields": (
+                    "schedule",
+                    "excluded_calendars",
+                    "next_run",
+                    "priority",
+                    "missed_runs",
+                    "overlap",
+                    "window_seconds",
+                    "starts_at",
+                    "ends_at",
+                    "max_runs",
+                    "runs_scheduled",
+                    "delete_after_completion",
+                )
+            },
+        ),
         (
             "How it is doing",
             {
@@ -235,6 +256,9 @@ class TaskAdmin(BoundedReadOnlyAdmin):
     def schedule(self, obj: Task) -> str:
         if obj.run_at is not None:
             return f"once at {obj.run_at:%Y-%m-%d %H:%M:%S} UTC"
+        if obj.every_seconds is not None:
+            anchor = f"{obj.anchor:%Y-%m-%d %H:%M:%S} UTC" if obj.anchor else "—"
+            return f"every {format_every(obj.every_seconds)} from {anchor}"
         return f"{obj.cron_expression} ({obj.timezone})"
 
     @admin.display(description="excluded calendars")

@@ -137,7 +137,13 @@ def merge_newest_first(live: list[JobView], archived: list[JobView]) -> list[Job
 
 
 def task_history(
-    *, tenant_id: str, task_id: uuid.UUID, before: Position | None, limit: int, store: HistoryStore
+    *,
+    tenant_id: str,
+    task_id: uuid.UUID,
+    before: Position | None,
+    limit: int,
+    store: HistoryStore,
+    status: str | None = None,
 ) -> tuple[list[JobView], Position | None]:
     """A page of the task's jobs from both stores, newest first, and the position to resume after.
 
@@ -149,7 +155,13 @@ def task_history(
     the MySQL read began) is missing from that page, so a client walking the pages
     skips it; it is never duplicated, and a fresh read shows it. Reading MySQL
     first, then the store, would close it at the cost of one MySQL round trip.
+
+    With `status`, only that status's jobs (e.g. `skipped`): see _task_history_of_status.
     """
+    if status is not None:
+        return _task_history_of_status(
+            tenant_id=tenant_id, task_id=task_id, before=before, limit=limit, store=store, status=status
+        )
     pending = _STORE_READERS.submit(_read_store, store, tenant_id, task_id, before, limit + 1)
     try:
         live = [
@@ -163,6 +175,36 @@ def task_history(
     merged = merge_newest_first(live, archived)
     page = merged[:limit]
     return page, (page[-1].position if len(merged) > limit else None)
+
+
+# A status-filtered history page reads the history this many jobs at a time, at most this many in
+# all: a page may hold fewer than `limit` jobs while a cursor says more may follow (both stores are
+# read as for any page, so the SQL and Cassandra stores filter alike, with no index of their own).
+STATUS_SCAN_PAGE = 200
+STATUS_SCAN_MAX = 2000
+
+
+def _task_history_of_status(
+    *, tenant_id: str, task_id: uuid.UUID, before: Position | None, limit: int, store: HistoryStore, status: str
+) -> tuple[list[JobView], Position | None]:
+    """Up to `limit` of the task's jobs in `status`, newest first, and the position to resume after."""
+    found: list[JobView] = []
+    position, scanned = before, 0
+    while True:
+        page, next_position = task_history(
+            tenant_id=tenant_id, task_id=task_id, before=position, limit=STATUS_SCAN_PAGE, store=store
+        )
+        scanned += len(page)
+        for job in page:
+            if job.status == status:
+                found.append(job)
+                if len(found) == limit:
+                    return found, job.position
+        if next_position is None:
+            return found, None
+        position = next_position
+        if scanned >= STATUS_SCAN_MAX:
+            return found, position
 
 
 def dlq_page(

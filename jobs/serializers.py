@@ -52,7 +52,11 @@ class JobOutput(serializers.Serializer):
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     http_status = serializers.IntegerField(allow_null=True)
-    error = serializers.CharField(allow_null=True)
+    error = serializers.CharField(
+        allow_null=True,
+        help_text="the last error; for a skipped job, or one a newer run replaced, the reason: overlap:skip, "
+        "overlap:buffer_one, overlap:replaced, calendar:<name>",
+    )
     response_body = serializers.CharField(allow_null=True)
     request = JobRequestOutput(source="*")
     attempts = serializers.SerializerMethodField()  # from the log's text (domain.attempt_log)

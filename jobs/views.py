@@ -34,6 +34,7 @@ from domain.ids import parse_id
 from history.base import HistoryUnavailable
 from history.stores import get_history_store
 from jobs import run_now, selectors
+from jobs.models import JobStatus
 from jobs.serializers import JobOutput, JobPage
 from jobs.services import ChangeOutcome, RetryOutcome, job_cancel, job_retry
 from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, idempotency_key_problem
@@ -192,13 +193,24 @@ class JobCancelView(APIView):
         return Response(JobOutput(job).data if job else None, status=status.HTTP_202_ACCEPTED)
 
 
+_HISTORY_STATUS = OpenApiParameter(
+    "status",
+    {"type": "string", "enum": list(JobStatus.values)},
+    OpenApiParameter.QUERY,
+    description="only jobs in this status, e.g. skipped",
+)
+
+
 class TaskHistoryView(APIView):
     @extend_schema(
         operation_id="tasks_history",
         summary="A task's jobs, newest first",
-        parameters=[OPAQUE_CURSOR_PARAMETER, LIMIT_PARAMETER],
+        parameters=[OPAQUE_CURSOR_PARAMETER, LIMIT_PARAMETER, _HISTORY_STATUS],
         responses={200: JobPage, 400: _PROBLEM, 404: _PROBLEM, 503: _PROBLEM},
-        description="The task's jobs from the queue and the history store, newest scheduled first.",
+        description="The task's jobs from the queue and the history store, newest scheduled first. With "
+        "`status`, only that status's (e.g. `skipped`: runs the task's overlap policy or calendars did not call, "
+        "the reason in `error`); such a page reads at most 2,000 jobs, so it may hold fewer than `limit` while "
+        "`next_cursor` says more may follow.",
     )
     def get(self, request: Request, task_id: str) -> Response:
         task_not_found = not_found("task")
@@ -208,12 +220,20 @@ class TaskHistoryView(APIView):
         before = selectors.decode_cursor(cursor_text) if cursor_text is not None else None
         if cursor_text is not None and before is None:
             raise invalid_param("cursor", "not a cursor")
+        job_status = request.query_params.get("status")
+        if job_status is not None and job_status not in JobStatus.values:
+            raise invalid_param("status", f"one of {', '.join(JobStatus.values)}")
         tenant_id = tenant_of(request)
         if task_get(tenant_id=tenant_id, task_id=task_uuid) is None:
             raise task_not_found
         try:
             jobs, next_position = selectors.task_history(
-                tenant_id=tenant_id, task_id=task_uuid, before=before, limit=limit, store=get_history_store()
+                tenant_id=tenant_id,
+                task_id=task_uuid,
+                before=before,
+                limit=limit,
+                store=get_history_store(),
+                status=job_status,
             )
         except HistoryUnavailable as exc:
             raise _history_unavailable(exc) from exc

@@ -8,13 +8,15 @@ from django.db import models
 from domain.ids import BinaryUUIDField, new_id
 from domain.tenants import TenantIdField
 from tasks.priority import DEFAULT_PRIORITY
-from tasks.schedule import missed
+from tasks.schedule import missed, overlap
 
 
 class TaskStatus(models.TextChoices):
     ACTIVE = "active"
     PAUSED = "paused"
     DELETED = "deleted"
+    # Past its ends_at or max_runs (tasks.schedule.bounds): no next run; set by the scheduler's tick.
+    COMPLETED = "completed"
 
 
 class MissedRuns(models.TextChoices):
@@ -23,6 +25,15 @@ class MissedRuns(models.TextChoices):
     ALL = missed.ALL  # replay every missed run, oldest first (at most SCHEDULER_MISSED_RUNS_MAX of them)
     LATEST = missed.LATEST  # only the most recent missed run
     SKIP = missed.SKIP  # none: continue at the next run in the future
+
+
+class Overlap(models.TextChoices):
+    """What a new run does while the task's previous runs are unfinished (tasks/schedule/overlap.py)."""
+
+    ALLOW = overlap.ALLOW  # created as always (runs may overlap)
+    SKIP = overlap.SKIP  # skipped while a previous run is pending (waiting or retrying) or running
+    BUFFER_ONE = overlap.BUFFER_ONE  # skipped while a previous run is already waiting (pending)
+    REPLACE = overlap.REPLACE  # created; waiting or retrying previous runs are cancelled
 
 
 class HttpMethod(models.TextChoices):
@@ -45,10 +56,23 @@ class Task(models.Model):
     http_headers = models.JSONField(default=dict, blank=True)
     http_body = models.TextField(blank=True, default="")
 
-    # Exactly one of (cron_expression + timezone) and run_at is set.
+    # Exactly one of cron_expression (+ timezone), every_seconds (+ anchor) and run_at is set.
     cron_expression = models.CharField(max_length=120, null=True, blank=True)
     timezone = models.CharField(max_length=64, null=True, blank=True)
     run_at = models.DateTimeField(null=True, blank=True)
+    every_seconds = models.PositiveIntegerField(null=True, blank=True)  # tasks.schedule.every
+    anchor = models.DateTimeField(null=True, blank=True)  # every's runs are anchor + k * every
+    # The run is called up to this many seconds after its nominal time (tasks.schedule.window).
+    window_seconds = models.PositiveIntegerField(default=0, db_default=0)
+    starts_at = models.DateTimeField(null=True, blank=True)  # no run before
+    ends_at = models.DateTimeField(null=True, blank=True)  # no run after; then the task is completed
+    max_runs = models.PositiveIntegerField(null=True, blank=True)  # then the task is completed
+    # Runs scheduled while the task has ends_at or max_runs (skipped ones included): written only by
+    # the tick's limited advance (jobs/sql/scheduler.sql), reset when an edit gives a task limits.
+    runs_scheduled = models.PositiveIntegerField(default=0, db_default=0)
+    delete_after_completion = models.BooleanField(default=False, db_default=False)
+    # db_default too: the queue's and the benches' raw INSERTs name only the columns they set.
+    overlap = models.CharField(max_length=10, choices=Overlap.choices, default=Overlap.ALLOW, db_default=Overlap.ALLOW)
 
     timeout_seconds = models.PositiveIntegerField(default=30)
     max_attempts = models.PositiveIntegerField(default=5)

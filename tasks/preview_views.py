@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,10 +23,12 @@ from tasks import selectors, services
 from tasks.calendars.rules import covering as excluded_by
 from tasks.calendars.selectors import calendar_spans
 from tasks.models import Task, TaskStatus
-from tasks.schedule import ScheduleError, next_run_after, parse_timezone
+from tasks.schedule import ScheduleError
 from tasks.schedule.missed import WalkLimitReached, planned_runs
-from tasks.schedule.preview import MAX_RUNS, PreviewRun, describe_runs, preview_runs
+from tasks.schedule.preview import MAX_RUNS, PreviewRun, describe_runs, preview_runs, within_limits
+from tasks.schedule.window import call_time
 from tasks.serializers import ScheduleInput
+from tasks.services import ScheduleSpec
 
 DEFAULT_RUNS = 10
 # How many next runs a saved task's preview may compute to follow a scheduler that is behind
@@ -57,6 +60,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
                 "ambiguous_local_time": False,
                 "late": False,
                 "excluded_by": None,
+                "call_at": "2027-03-27T01:30:00Z",
             },
             {
                 "at": "2027-03-28T01:00:00Z",
@@ -67,6 +71,7 @@ _PREVIEW_EXAMPLE = OpenApiExample(
                 "ambiguous_local_time": False,
                 "late": False,
                 "excluded_by": None,
+                "call_at": "2027-03-28T01:00:00Z",
             },
         ],
     },
@@ -84,6 +89,11 @@ class PreviewRunOutput(serializers.Serializer):
     ambiguous_local_time = serializers.BooleanField(help_text="the local time occurs twice (fall-back overlap)")
     late = serializers.BooleanField(
         help_text="already past: the scheduler is behind on this task and fires this run as soon as it reaches it"
+    )
+    call_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="when the call is made: `at` (the nominal time, the run's X-Scheduled-At) plus the task's "
+        "window offset; null for an unsaved schedule with a window (the offset depends on the task)",
     )
 
     excluded_by = serializers.SerializerMethodField(
@@ -116,14 +126,36 @@ def _count(request: Request) -> int:
     return int(text)
 
 
+def _with_call_times(runs: list[PreviewRun], *, task_id: bytes | None, window_seconds: int) -> list[PreviewRun]:
+    """Each run with its call time: nominal plus the window offset the scheduler will use."""
+    if not window_seconds:
+        return [replace(run, call_at=run.at) for run in runs]
+    if task_id is None:
+        return runs  # call_at None: the offset is derived from the task's id
+    return [replace(run, call_at=call_time(task_id, run.at, window_seconds)) for run in runs]
+
+
 def _answer(
-    *, cron: str | None, timezone: str | None, run_at: datetime | None, after: datetime, n: int, calendars: Any = ()
+    spec: ScheduleSpec, *, after: datetime, n: int, task_id: bytes | None = None, calendars: Any = ()
 ) -> Response:
     try:
-        runs = preview_runs(cron=cron, timezone=timezone, run_at=run_at, after=after, count=n)
+        runs = preview_runs(
+            cron=spec.cron,
+            timezone=spec.timezone,
+            run_at=spec.run_at,
+            after=after,
+            count=n,
+            every_seconds=spec.every_seconds,
+            anchor=spec.anchor,
+            starts_at=spec.starts_at,
+            ends_at=spec.ends_at,
+            max_runs=spec.max_runs,
+        )
     except ScheduleError as exc:  # a saved schedule that no longer has runs (a cron with no future date)
         raise invalid_param(f"schedule.{exc.field}", exc.message) from None
-    body = {"timezone": timezone if cron else None, "behind": False, "runs": runs}
+    runs = _with_call_times(runs, task_id=task_id, window_seconds=spec.window_seconds)
+    timezone = spec.timezone if spec.run_at is None else None
+    body = {"timezone": timezone, "behind": False, "runs": runs}
     return Response(PreviewOutput(body, context={"calendars": calendars}).data)
 
 
@@ -133,21 +165,16 @@ def _calendars(tenant_id: str, names: Any) -> Any:
 
 
 def _planned(task: Task, *, next_run_at: datetime, now: datetime, n: int) -> Response:
-    """An active task's next runs as the scheduler will fire them: its missed_runs policy applied."""
+    """An active task's next runs as the scheduler will fire them: its missed_runs policy and limits applied."""
     missed_after = timedelta(seconds=settings.SCHEDULER_MISSED_AFTER_SECONDS)
-    cron, zone = task.cron_expression, task.timezone
-
-    def next_run(prev: datetime) -> datetime | None:
-        if cron is None:
-            return None  # a one-shot runs once
-        return next_run_after(cron, parse_timezone(zone or ""), prev)
+    spec = ScheduleSpec.of(task)
 
     try:
         runs = planned_runs(
             policy=task.missed_runs,
             next_run_at=next_run_at,
             now=now,
-            next_run=next_run,
+            next_run=spec.next_run,
             missed_after=missed_after,
             replay_max=settings.SCHEDULER_MISSED_RUNS_MAX,
             count=n,
@@ -157,8 +184,11 @@ def _planned(task: Task, *, next_run_at: datetime, now: datetime, n: int) -> Res
         runs = stopped.runs
     except ScheduleError as exc:  # a saved schedule that no longer has runs (a cron with no future date)
         raise invalid_param(f"schedule.{exc.field}", exc.message) from None
-    timezone = task.timezone if task.cron_expression else None
+    runs_left = None if task.max_runs is None else task.max_runs - task.runs_scheduled
+    runs = within_limits(runs, ends_at=task.ends_at, runs_left=runs_left)
+    timezone = task.timezone if task.run_at is None else None
     described = describe_runs(runs, timezone=timezone, after=next_run_at - timedelta(microseconds=1), now=now)
+    described = _with_call_times(described, task_id=task.id.bytes, window_seconds=task.window_seconds)
     behind = next_run_at < now - missed_after
     calendars = _calendars(task.tenant_id, task.exclude_calendars)
     body = {"timezone": timezone, "behind": behind, "runs": described}
@@ -187,15 +217,16 @@ class TaskPreviewView(APIView):
         if task.run_at is not None and task.next_run_at is None:
             # A one-shot that has fired has no run left (the scheduler cleared next_run_at).
             return Response(PreviewOutput({"timezone": None, "behind": False, "runs": []}).data)
+        if task.status == TaskStatus.COMPLETED:
+            return Response(PreviewOutput({"timezone": task.timezone, "behind": False, "runs": []}).data)
         if task.status == TaskStatus.ACTIVE and task.next_run_at is not None:
             # next_run_at itself is the first run, unless the scheduler is behind and its policy skips it.
             return _planned(task, next_run_at=task.next_run_at, now=now, n=n)
         return _answer(
-            cron=task.cron_expression,
-            timezone=task.timezone,
-            run_at=task.run_at,
+            ScheduleSpec.of(task),
             after=now,
             n=n,
+            task_id=task.id.bytes,
             calendars=_calendars(task.tenant_id, task.exclude_calendars),
         )
 
@@ -210,6 +241,11 @@ class SchedulePreviewView(APIView):
             OpenApiExample(
                 "daily 02:30 Madrid", request_only=True, value={"cron": "30 2 * * *", "timezone": "Europe/Madrid"}
             ),
+            OpenApiExample(
+                "every 90 minutes from an anchor",
+                request_only=True,
+                value={"every": "90m", "anchor": "2027-03-27T22:00:00Z", "timezone": "Europe/Madrid"},
+            ),
             _PREVIEW_EXAMPLE,
         ],
         responses={200: PreviewOutput, 400: _PROBLEM},
@@ -222,11 +258,4 @@ class SchedulePreviewView(APIView):
         if not serializer.is_valid():
             raise serializers.ValidationError({"schedule": serializer.errors})
         spec: Any = serializer.validated_data
-        return _answer(
-            cron=spec.cron,
-            timezone=spec.timezone,
-            run_at=spec.run_at,
-            after=services.clock(),
-            n=n,
-            calendars=_calendars(tenant_id, spec.exclude_calendars),
-        )
+        return _answer(spec, after=services.clock(), n=n, calendars=_calendars(tenant_id, spec.exclude_calendars))

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from tasks.models import Task, TaskLabel, TaskStatus
 from vault.selectors import secret_exists
 
-LIVE_STATUSES = (TaskStatus.ACTIVE, TaskStatus.PAUSED)
+# Completed tasks (past ends_at or max_runs) stay visible, as stopped ones.
+LIVE_STATUSES = (TaskStatus.ACTIVE, TaskStatus.PAUSED, TaskStatus.COMPLETED)
 
 
 def task_get(*, tenant_id: str, task_id: uuid.UUID) -> Task | None:
@@ -17,15 +18,23 @@ def task_get(*, tenant_id: str, task_id: uuid.UUID) -> Task | None:
 
 
 def task_page(
-    *, tenant_id: str, before: uuid.UUID | None, limit: int, labels: dict[str, str] | None = None
+    *,
+    tenant_id: str,
+    before: uuid.UUID | None,
+    limit: int,
+    labels: dict[str, str] | None = None,
+    status: str | None = None,
 ) -> tuple[list[Task], uuid.UUID | None]:
     """Up to `limit` live tasks newest first (UUIDv7 ids grow with time), and the next cursor.
 
     Keyset pagination on (tenant_id, id) via tasks_tenant_idx: a page costs the
     same at any depth, and tasks created meanwhile never shift later pages. Each
-    label selector (all must hold) is a semi-join on task_labels_select_idx.
+    label selector (all must hold) is a semi-join on task_labels_select_idx. One `status`
+    reads tasks_tenant_status_idx (tenant_id, status, and the primary key after them).
     """
     query = Task.objects.filter(tenant_id=tenant_id, status__in=LIVE_STATUSES)
+    if status is not None:
+        query = query.filter(status=status)
     for key, value in (labels or {}).items():
         labelled = TaskLabel.objects.filter(tenant_id=tenant_id, key=key, value=value)
         if before is not None:

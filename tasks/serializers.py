@@ -1,9 +1,11 @@
 """The task's JSON: input validation (every number and string bounded) and output shape.
 
 Shape (DESIGN.md, "A task in JSON"): {"id", "name", "status", "version",
-"schedule": {"cron", "timezone"} | {"run_at"}, "http": {"url", "method",
+"schedule": {"cron", "timezone"} | {"every", "anchor", "timezone"} | {"run_at"}
+plus {"window_seconds", "starts_at", "ends_at", "max_runs"}, "http": {"url", "method",
 "headers", "body"}, "timeout_seconds", "max_attempts", "backoff_base_seconds",
-"priority", "secret_ref", "labels", "next_run_at", "created_at", "updated_at"}.
+"priority", "secret_ref", "overlap", "delete_after_completion", "labels", "runs_scheduled",
+"next_run_at", "created_at", "updated_at"}.
 Errors name the field as "schedule.cron", "http.url", "http.headers".
 """
 
@@ -19,7 +21,7 @@ from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
 from api.compiled_representation import CompiledRepresentation
-from api.json_fields import JsonIntegerField, JsonStringField
+from api.json_fields import JsonBooleanField, JsonIntegerField, JsonStringField
 from api.problems import Problem
 from api.strict_serializer import StrictSerializer
 from domain.secret_refs import MAX_SECRET_REF_LENGTH, SecretRefError, validate_secret_ref
@@ -28,8 +30,11 @@ from outbound.headers import HeaderError, validate_headers
 from tasks import run_health, schedule, services
 from tasks.calendars import task_fields as calendar_fields
 from tasks.labels import KEY_RULE, MAX_LABELS, VALUE_RULE, LabelError, merge_labels, validate_labels
-from tasks.models import HttpMethod, MissedRuns, Task
+from tasks.models import HttpMethod, MissedRuns, Overlap, Task
 from tasks.priority import DEFAULT_PRIORITY, PRIORITIES
+from tasks.schedule.bounds import MAX_RUNS_BOUND
+from tasks.schedule.every import MAX_EVERY_LENGTH, format_every, parse_every
+from tasks.schedule.window import MAX_WINDOW_SECONDS, check_window_fits, shortest_gap
 from tasks.services import ScheduleSpec
 from tasks.targets import check_task_url
 from vault.selectors import secret_exists
@@ -59,6 +64,7 @@ READ_ONLY_KEYS = frozenset(
         "paused_reason",
         "consecutive_failures",
         "last_run",
+        "runs_scheduled",
     }
 )
 AUTO_PAUSE_AFTER = (0, 1000)
@@ -96,26 +102,81 @@ class StrictDateTimeField(serializers.DateTimeField):
             self.fail("invalid", format="YYYY-MM-DDThh:mm:ssZ")
 
 
+def _minute_floor(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
+
+
 class ScheduleInput(StrictSerializer):
     cron = JsonStringField(required=False, allow_null=True, max_length=schedule.MAX_CRON_LENGTH, trim_whitespace=False)
     timezone = JsonStringField(required=False, allow_null=True, max_length=schedule.MAX_TIMEZONE_LENGTH)
     run_at = StrictDateTimeField(required=False, allow_null=True)
     exclude_calendars = serializers.JSONField(required=False, allow_null=True, help_text=calendar_fields.HELP)
+    every = JsonStringField(
+        required=False,
+        allow_null=True,
+        max_length=MAX_EVERY_LENGTH,
+        help_text='an interval instead of a cron: e.g. "90m", "2h", "1h30m" (at least 1m, at most 366d); '
+        "runs at anchor + k * every in UTC, whatever the zone's daylight saving",
+    )
+    anchor = StrictDateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="every's runs are anchor + k * every; default: starts_at, else the creation time (whole minute)",
+    )
+    window_seconds = JsonIntegerField(
+        required=False,
+        min_value=0,
+        max_value=MAX_WINDOW_SECONDS,
+        default=0,
+        help_text="each run is called at its nominal time plus an offset in [0, window_seconds), fixed per run; "
+        "no longer than the schedule's shortest interval",
+    )
+    starts_at = StrictDateTimeField(required=False, allow_null=True, help_text="no run before (cron or every)")
+    ends_at = StrictDateTimeField(
+        required=False, allow_null=True, help_text="no run after; then the task is completed (cron or every)"
+    )
+    max_runs = JsonIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=MAX_RUNS_BOUND,
+        help_text="after this many runs the task is completed (cron or every)",
+    )
 
     # Returns a typed ScheduleSpec rather than the attrs dict DRF's stubs expect, so callers
     # get the validated schedule in one value (hence the override).
     def validate(self, attrs: dict[str, Any]) -> ScheduleSpec:  # type: ignore[override]
         cron, zone, run_at = attrs.get("cron"), attrs.get("timezone"), attrs.get("run_at")
         excluded = calendar_fields.exclude_calendars(attrs.get("exclude_calendars"), self.context.get("tenant_id"))
+        every, anchor = attrs.get("every"), attrs.get("anchor")
+        starts_at, ends_at, max_runs = attrs.get("starts_at"), attrs.get("ends_at"), attrs.get("max_runs")
+        window = attrs.get("window_seconds", 0)
         if cron is not None and run_at is not None:
             raise serializers.ValidationError({"run_at": ["give either cron (with timezone) or run_at, not both"]})
-        if cron is None and run_at is None:
-            raise serializers.ValidationError({"cron": ["give a cron expression (with timezone) or a run_at"]})
+        if every is not None and (cron is not None or run_at is not None):
+            raise serializers.ValidationError({"every": ["give one of cron, every and run_at"]})
+        if cron is None and run_at is None and every is None:
+            raise serializers.ValidationError({"cron": ["give a cron (with timezone), an every or a run_at"]})
+        if anchor is not None and every is None:
+            raise serializers.ValidationError({"anchor": ["only with every"]})
+        if run_at is not None:
+            for name in ("starts_at", "ends_at", "max_runs"):
+                if attrs.get(name) is not None:
+                    raise serializers.ValidationError({name: ["only with cron or every (a run_at runs once)"]})
+        if starts_at is not None and ends_at is not None and ends_at <= starts_at:
+            raise serializers.ValidationError({"ends_at": ["must be after starts_at"]})
         now = services.clock()
         current = self.context.get("current")
         try:
+            limits: dict[str, Any] = {
+                "window_seconds": window,
+                "starts_at": starts_at,
+                "ends_at": ends_at,
+                "max_runs": max_runs,
+                "exclude_calendars": excluded,
+            }
             if current is not None and current.run_at is not None and run_at == current.run_at and zone is None:
-                return ScheduleSpec(run_at=run_at, exclude_calendars=excluded)  # unchanged: a past run_at stays valid
+                return ScheduleSpec(run_at=run_at, **limits)  # unchanged by a PATCH: a past run_at stays valid
             if run_at is not None:
                 if zone is not None:
                     raise schedule.ScheduleError("timezone", "a one-shot run_at carries its own offset; omit timezone")
@@ -123,12 +184,21 @@ class ScheduleInput(StrictSerializer):
                     raise schedule.ScheduleError("run_at", "must be in the future")
                 if run_at > now + RUN_AT_HORIZON:
                     raise schedule.ScheduleError("run_at", "must be within ten years")
-                spec = ScheduleSpec(run_at=run_at, exclude_calendars=excluded)
+                return ScheduleSpec(run_at=run_at, **limits)
+            zone = DEFAULT_TIMEZONE if zone is None else zone
+            schedule.parse_timezone(zone)
+            if every is not None:
+                if anchor is None:
+                    anchor = starts_at if starts_at is not None else _minute_floor(now)
+                spec = ScheduleSpec(every_seconds=parse_every(str(every)), anchor=anchor, timezone=zone, **limits)
             else:
-                zone = DEFAULT_TIMEZONE if zone is None else zone
-                schedule.parse_timezone(zone)
-                spec = ScheduleSpec(cron=schedule.validate_cron(str(cron)), timezone=zone, exclude_calendars=excluded)
-            spec.first_run(now)  # a cron with no future run is refused here, not in the service
+                spec = ScheduleSpec(cron=schedule.validate_cron(str(cron)), timezone=zone, **limits)
+            first = spec.first_run(now)  # a cron with no future run is refused here, not in the service
+            unchanged_end = current is not None and ends_at == current.ends_at
+            if ends_at is not None and first > ends_at and not unchanged_end:
+                raise schedule.ScheduleError("ends_at", "no run of the schedule falls before ends_at")
+            if window:
+                check_window_fits(window, shortest_gap(first, spec.next_run))
         except schedule.ScheduleError as exc:
             raise serializers.ValidationError({exc.field: [exc.message]}) from None
         return spec
@@ -208,6 +278,15 @@ class TaskInput(StrictSerializer):
         default=None,
         help_text="pause after this many dead jobs in a row; null: the service default, 0: never",
     )
+    overlap = serializers.ChoiceField(
+        choices=Overlap.choices,
+        default=Overlap.ALLOW,
+        help_text="a run while the previous one is unfinished: allow (as today), skip, buffer_one (at most one "
+        "waits), or replace (waiting or retrying previous runs are cancelled; a call in flight never is)",
+    )
+    delete_after_completion = JsonBooleanField(
+        default=False, help_text="delete the task (as DELETE does) once it is completed (ends_at or max_runs)"
+    )
     labels = serializers.JSONField(
         default=dict,
         help_text=f'up to {MAX_LABELS} labels, e.g. {{"env": "prod"}}: keys {KEY_RULE}; '
@@ -260,6 +339,8 @@ def model_fields(validated: dict[str, Any]) -> tuple[dict[str, Any], ScheduleSpe
         "secret_ref": validated.get("secret_ref"),
         "missed_runs": validated["missed_runs"],
         "auto_pause_after": validated["auto_pause_after"],
+        "overlap": validated["overlap"],
+        "delete_after_completion": validated["delete_after_completion"],
         "labels": validated["labels"],
         "exclude_calendars": list(validated["schedule"].exclude_calendars) or None,  # NULL: none (tasks.models)
     }
@@ -284,6 +365,8 @@ def input_of(task: Task) -> dict[str, Any]:
         "secret_ref": task.secret_ref,
         "missed_runs": task.missed_runs,
         "auto_pause_after": task.auto_pause_after,
+        "overlap": task.overlap,
+        "delete_after_completion": task.delete_after_completion,
         "labels": task.labels,
     }
 
@@ -311,13 +394,24 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def schedule_json(task: Task) -> dict[str, Any]:
+    """The schedule's kind (cron + timezone, every + anchor + timezone, or run_at), its window and limits when set."""
     if task.run_at is not None:
-        shape: dict[str, Any] = {"run_at": _iso(task.run_at)}
+        kind: dict[str, Any] = {"run_at": _iso(task.run_at)}
+    elif task.every_seconds is not None:
+        kind = {"every": format_every(task.every_seconds), "anchor": _iso(task.anchor), "timezone": task.timezone}
     else:
-        shape = {"cron": task.cron_expression, "timezone": task.timezone}
-    if task.exclude_calendars:  # absent when there are none, as before calendars existed
-        shape["exclude_calendars"] = list(task.exclude_calendars)
-    return shape
+        kind = {"cron": task.cron_expression, "timezone": task.timezone}
+    # Only what is set, so a schedule without a window, limits or calendars keeps its shape.
+    if task.window_seconds:
+        kind["window_seconds"] = task.window_seconds
+    for name in ("starts_at", "ends_at"):
+        if getattr(task, name) is not None:
+            kind[name] = _iso(getattr(task, name))
+    if task.max_runs is not None:
+        kind["max_runs"] = task.max_runs
+    if task.exclude_calendars:
+        kind["exclude_calendars"] = list(task.exclude_calendars)
+    return kind
 
 
 ScheduleOutput = inline_serializer(
@@ -329,6 +423,12 @@ ScheduleOutput = inline_serializer(
         "exclude_calendars": serializers.ListField(
             child=serializers.CharField(), required=False, help_text="absent when the task excludes none"
         ),
+        "every": serializers.CharField(required=False, help_text='e.g. "1h30m"'),
+        "anchor": serializers.DateTimeField(required=False),
+        "window_seconds": serializers.IntegerField(required=False, help_text="present when not 0"),
+        "starts_at": serializers.DateTimeField(required=False),
+        "ends_at": serializers.DateTimeField(required=False),
+        "max_runs": serializers.IntegerField(required=False),
     },
 )
 
@@ -370,6 +470,12 @@ class TaskOutput(CompiledRepresentation):
     secret_ref = serializers.CharField(allow_null=True)
     missed_runs = serializers.ChoiceField(choices=MissedRuns.choices)
     auto_pause_after = serializers.IntegerField(allow_null=True)
+    overlap = serializers.ChoiceField(choices=Overlap.choices)
+    delete_after_completion = serializers.BooleanField()
+    runs_scheduled = serializers.SerializerMethodField(
+        help_text="runs scheduled toward the schedule's max_runs or ends_at (skipped ones included); "
+        "null without either"
+    )
     paused_reason = serializers.SerializerMethodField(help_text="why the task is paused; null while active")
     consecutive_failures = serializers.IntegerField(help_text="dead jobs in a row; a success resets it")
     labels = serializers.DictField(child=serializers.CharField(allow_blank=True))
@@ -381,6 +487,11 @@ class TaskOutput(CompiledRepresentation):
     @extend_schema_field(ScheduleOutput)
     def get_schedule(self, task: Task) -> dict[str, Any]:
         return schedule_json(task)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_runs_scheduled(self, task: Task) -> int | None:
+        # Counted by the tick only for a task with run limits (jobs/sql/scheduler.sql).
+        return task.runs_scheduled if task.max_runs is not None or task.ends_at is not None else None
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_paused_reason(self, task: Task) -> str | None:

@@ -59,7 +59,7 @@ class IdempotencyKeyReused(Exception):
 
 @dataclass(frozen=True)
 class ScheduleSpec:
-    """A validated schedule: cron + zone, or a one-shot run_at (UTC)."""
+    """A validated schedule: cron + zone, every + anchor, or a one-shot run_at (UTC); its window and limits."""
 
     cron: str | None = None
     timezone: str | None = None
@@ -67,12 +67,41 @@ class ScheduleSpec:
     # Calendars whose dates the runs skip (tasks.calendars): not part of when the task fires, so a change
     # of them alone keeps next_run_at (compare=False) and is written as the task field exclude_calendars.
     exclude_calendars: tuple[str, ...] = field(default=(), compare=False)
+    every_seconds: int | None = None
+    anchor: datetime | None = None
+    window_seconds: int = 0
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    max_runs: int | None = None
 
     def first_run(self, now: datetime) -> datetime:
-        return schedule.first_run(cron=self.cron, timezone=self.timezone, run_at=self.run_at, now=now)
+        return schedule.first_run(
+            cron=self.cron,
+            timezone=self.timezone,
+            run_at=self.run_at,
+            now=now,
+            every_seconds=self.every_seconds,
+            anchor=self.anchor,
+            starts_at=self.starts_at,
+        )
+
+    def next_run(self, prev: datetime) -> datetime | None:
+        return schedule.next_run_for(
+            cron=self.cron, timezone=self.timezone, prev=prev, every_seconds=self.every_seconds
+        )
 
     def as_fields(self) -> dict[str, Any]:
-        return {"cron_expression": self.cron, "timezone": self.timezone, "run_at": self.run_at}
+        return {
+            "cron_expression": self.cron,
+            "timezone": self.timezone,
+            "run_at": self.run_at,
+            "every_seconds": self.every_seconds,
+            "anchor": self.anchor,
+            "window_seconds": self.window_seconds,
+            "starts_at": self.starts_at,
+            "ends_at": self.ends_at,
+            "max_runs": self.max_runs,
+        }
 
     @classmethod
     def of(cls, task: Task) -> ScheduleSpec:
@@ -81,6 +110,12 @@ class ScheduleSpec:
             timezone=task.timezone,
             run_at=task.run_at,
             exclude_calendars=tuple(task.exclude_calendars or ()),
+            every_seconds=task.every_seconds,
+            anchor=task.anchor,
+            window_seconds=task.window_seconds,
+            starts_at=task.starts_at,
+            ends_at=task.ends_at,
+            max_runs=task.max_runs,
         )
 
 
@@ -213,6 +248,9 @@ def task_update(
     if schedule_spec is not None and schedule_spec != ScheduleSpec.of(current):
         changes.update(schedule_spec.as_fields())
         changes["next_run_at"] = schedule_spec.first_run(now)
+        if current.max_runs is None and current.ends_at is None:
+            # The tick counts runs only while a task has limits: a task gaining them counts from here.
+            changes["runs_scheduled"] = 0
     if not changes:
         return current
     # Conditional UPDATE, not read-then-write: of two PATCHes carrying the same
@@ -352,8 +390,8 @@ def task_resume(*, tenant_id: str, task_id: uuid.UUID, actor: str, now: datetime
     """
     for _ in range(_MAX_RETRIES):
         task = _get_live(tenant_id, task_id)
-        if task.status == TaskStatus.ACTIVE:
-            return task
+        if task.status in (TaskStatus.ACTIVE, TaskStatus.COMPLETED):
+            return task  # a completed task has no run left to resume
         current = now or clock()
         # A one-shot keeps run_at, or None once it has fired; a cron moves to its next future run.
         next_run_at = task.next_run_at if task.is_one_shot else ScheduleSpec.of(task).first_run(current)

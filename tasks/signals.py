@@ -4,8 +4,13 @@
 right after the task's UPDATE, so a receiver's statements commit or roll back
 with it: the jobs app cancels the task's pending jobs there (jobs/task_stopped.py).
 Arguments: tenant_id, task_id, deleted (False for a pause).
+
+`tasks_completed` is sent by the scheduler after a tick that completed tasks (past their
+ends_at or max_runs: tasks.schedule.bounds) has committed, once per tick, never inside
+its transaction. Arguments: task_ids (a tuple of uuid.UUID).
 """
 
 from django.dispatch import Signal
 
 task_stopped = Signal()
+tasks_completed = Signal()

@@ -50,6 +50,12 @@ _LABEL_SELECTOR = OpenApiParameter(
     explode=True,
     description="only tasks carrying this label, as key=value (e.g. env=prod); repeat it to require several",
 )
+_STATUS_FILTER = OpenApiParameter(
+    "status",
+    {"type": "string", "enum": list(selectors.LIVE_STATUSES)},
+    OpenApiParameter.QUERY,
+    description="only tasks in this status (completed: past the schedule's ends_at or max_runs)",
+)
 _IF_MATCH = OpenApiParameter(
     "If-Match", OpenApiTypes.STR, OpenApiParameter.HEADER, required=True, description='the ETag read, e.g. "7"'
 )
@@ -88,6 +94,34 @@ _CREATE_EXAMPLE = OpenApiExample(
         "max_attempts": 5,
         "backoff_base_seconds": 10,
         "priority": 5,
+    },
+)
+_INTERVAL_EXAMPLE = OpenApiExample(
+    "every 90 minutes, never overlapping",
+    request_only=True,
+    value={
+        "name": "sync inventory",
+        "schedule": {"every": "90m", "anchor": "2027-01-01T00:00:00Z", "window_seconds": 300},
+        "http": {"url": "https://example.com/hooks/sync"},
+        "overlap": "skip",
+    },
+)
+_LIMITED_EXAMPLE = OpenApiExample(
+    "a campaign: daily for 30 runs, then deleted",
+    request_only=True,
+    value={
+        "name": "campaign reminder",
+        "schedule": {
+            "cron": "0 9 * * *",
+            "timezone": "Europe/Madrid",
+            "starts_at": "2027-05-01T00:00:00Z",
+            "ends_at": "2027-07-01T00:00:00Z",
+            "max_runs": 30,
+            "window_seconds": 600,
+        },
+        "http": {"url": "https://example.com/hooks/remind"},
+        "overlap": "replace",
+        "delete_after_completion": True,
     },
 )
 _PATCH_EXAMPLE = OpenApiExample(
@@ -162,6 +196,7 @@ class TaskListCreateView(APIView):
             CURSOR_PARAMETER,
             LIMIT_PARAMETER,
             _LABEL_SELECTOR,
+            _STATUS_FILTER,
         ],
         responses={200: TaskPage, 400: _PROBLEM, 401: _PROBLEM},
     )
@@ -172,7 +207,12 @@ class TaskListCreateView(APIView):
             wanted = parse_selector(request.query_params.getlist("label"))
         except LabelError as exc:
             raise invalid_param(exc.field, exc.message) from None
-        tasks, next_id = selectors.task_page(tenant_id=tenant_of(request), before=before, limit=limit, labels=wanted)
+        task_status = request.query_params.get("status")
+        if task_status is not None and task_status not in selectors.LIVE_STATUSES:
+            raise invalid_param("status", f"one of {', '.join(selectors.LIVE_STATUSES)}")
+        tasks, next_id = selectors.task_page(
+            tenant_id=tenant_of(request), before=before, limit=limit, labels=wanted, status=task_status
+        )
         return Response(
             {"results": TaskOutput(tasks, many=True).data, "next_cursor": str(next_id) if next_id else None}
         )
@@ -184,7 +224,7 @@ class TaskListCreateView(APIView):
         "answers 200 with the same task; that key with another body is a 422.",
         parameters=[_IDEMPOTENCY_KEY],
         request=TaskInput,
-        examples=[_CREATE_EXAMPLE],
+        examples=[_CREATE_EXAMPLE, _INTERVAL_EXAMPLE, _LIMITED_EXAMPLE],
         responses={
             200: TaskOutput,
             201: TaskOutput,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from rest_framework.test import APIClient
 
 from api.problems import PROBLEM_CONTENT_TYPE
+from tasks import services
 
 pytestmark = pytest.mark.django_db
 
@@ -80,3 +82,18 @@ def test_the_changes_page_shows_an_example_with_a_masked_header(schema):
     } in (change["changes"])
     schema_fields = schema["components"]["schemas"]["TaskChangeOutput"]["properties"]
     assert set(change) == set(schema_fields)
+
+
+@pytest.mark.usefixtures("fake_dns")
+def test_the_task_create_examples_show_the_schedule_options_and_the_api_accepts_each(schema, owner, monkeypatch):
+    monkeypatch.setattr(
+        services, "clock", lambda: datetime(2027, 1, 1, 12, 0, tzinfo=UTC)
+    )  # before the examples' dates
+    examples = schema["paths"]["/v1/tasks"]["post"]["requestBody"]["content"]["application/json"]["examples"]
+    values = [example["value"] for example in examples.values()]
+    shown = {key for value in values for key in value["schedule"]} | {key for value in values for key in value}
+    assert {"every", "anchor", "window_seconds", "starts_at", "ends_at", "max_runs"} <= shown
+    assert {"overlap", "delete_after_completion"} <= shown
+    for value in values:
+        response = owner.post("/v1/tasks", value, format="json")
+        assert response.status_code == 201, (value["name"], response.content)

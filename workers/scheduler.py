@@ -1,9 +1,10 @@
 """The scheduler's tick: due tasks become jobs, on time, never twice, never skipped.
 
 One transaction per tick of three statements whatever the batch size (`jobs.queue.schedule_due_tasks`,
-jobs/sql/scheduler.sql):
+jobs/sql/scheduler.sql), six at most when the batch has tasks with an overlap policy or run limits:
 lock the due tasks oldest first, insert one job per task (the request snapshot copied from
-the locked task row), advance every task's next_run_at; commit. The next run comes from
+the locked task row; pending, or skipped by the task's overlap policy), advance every task's
+next_run_at (and its run count; a task past its ends_at or max_runs completes); commit. The next run comes from
 the previous next_run_at, never from the clock, so after an outage each tick creates the
 next missed run of every overdue task until it has caught up; a one-shot task gets its
 job and then no next run (NULL). `version` and `updated_at` are never written: they are
@@ -11,7 +12,8 @@ the tenant's ETag and last edit, and a task running every minute would break eve
 
 Per row the Python work is a dict lookup and one formatted string: the rows go to MySQL as
 one JSON document, and next runs are computed once per distinct (expression, zone, previous
-run), which tasks due at the same second mostly share (croniter is the costly call).
+run), which tasks due at the same second mostly share (croniter is the costly call). A task
+with a window, limits or an overlap policy is planned on its own (its call time is its own).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -28,8 +31,13 @@ from django.db import connection, reset_queries
 from domain.ids import new_id
 from jobs import queue
 from jobs.queue import DueTask
+from jobs.queue.scheduling import TickPlan
 from tasks.schedule import NextRunMemo, ScheduleError
+from tasks.schedule.bounds import bound_plan
 from tasks.schedule.missed import plan_due_run
+from tasks.schedule.overlap import ALLOW, REPLACE
+from tasks.schedule.window import call_time
+from tasks.signals import tasks_completed
 from workers.metrics import SCHEDULER_LAG_SECONDS, SCHEDULER_RUNS, SCHEDULER_TICK_SECONDS
 
 logger = logging.getLogger(__name__)
@@ -43,9 +51,9 @@ DEFAULT_MISSED_RUNS_MAX = 100
 MEMO_MAX_ENTRIES = 100_000
 
 # The longest row of the JSON document, ["<32 hex>","<32 hex>","YYYY-MM-DD HH:MM:SS.ffffff",
-# "YYYY-MM-DD HH:MM:SS.ffffff"], is 130 characters; sent as a string literal each of its 10
-# quotes is escaped to two bytes.
-ROW_BYTES = 142
+# "YYYY-MM-DD HH:MM:SS.ffffff","YYYY-MM-DD HH:MM:SS.ffffff",1,"buffer_one"], is 174 characters;
+# sent as a string literal each of its 14 quotes is escaped to two bytes.
+ROW_BYTES = 190
 # Room in max_allowed_packet for the statement text around the document.
 _STATEMENT_BYTES = 4096
 
@@ -60,6 +68,7 @@ class TickResult:
     lag_seconds: float | None  # NOW - the oldest selected next_run_at (negative inside the lookahead)
     full: bool  # the batch came back full: more tasks may be due
     behind: bool  # a task advanced in this tick is still due (catching up after an outage)
+    completed: tuple[uuid.UUID, ...] = ()  # tasks this tick completed (ends_at or max_runs), committed
 
     @property
     def more_work(self) -> bool:
@@ -130,15 +139,16 @@ class Scheduler:
             return execute(sql, params, many, context)
 
         earliest_next: datetime | None = None
+        completed: list[bytes] = []
         if len(self._memo) > MEMO_MAX_ENTRIES:
             self._memo = NextRunMemo()
 
-        def plan(rows: list[DueTask]) -> str:
+        def plan(rows: list[DueTask]) -> TickPlan:
             nonlocal earliest_next
-            document, earliest_next = _document(
-                rows, memo=self._memo, missed_after=self.missed_after, replay_max=self.missed_runs_max
-            )
-            return document
+            planned = _plan(rows, memo=self._memo, missed_after=self.missed_after, replay_max=self.missed_runs_max)
+            earliest_next = planned.earliest
+            completed[:] = planned.completed
+            return planned.documents
 
         with connection.execute_wrapper(count):
             rows = queue.schedule_due_tasks(
@@ -147,6 +157,11 @@ class Scheduler:
         seconds = time.perf_counter() - started
         if not rows:
             return TickResult(0, executed, seconds, None, full=False, behind=False)
+        completed_ids = tuple(uuid.UUID(bytes=task_id) for task_id in completed)
+        if completed_ids:
+            # After the commit: a receiver (notifications) never sees a completion rolled back.
+            logger.info("tasks completed", extra={"event": "tasks_completed", "tasks": len(completed_ids)})
+            tasks_completed.send(sender=Scheduler, task_ids=completed_ids)
         oldest_due, db_now = rows[0].next_run_at, rows[0].db_now
         return TickResult(
             selected=len(rows),
@@ -155,6 +170,7 @@ class Scheduler:
             lag_seconds=(db_now - oldest_due).total_seconds(),
             full=len(rows) >= limit,
             behind=earliest_next is not None and earliest_next <= db_now + self.lookahead,
+            completed=completed_ids,
         )
 
     def batch_limit(self) -> int:
@@ -176,6 +192,13 @@ def _json_time(value: datetime | None) -> str:
     return "null" if value is None else f'"{value.isoformat(sep=" ", timespec="microseconds")}"'
 
 
+@dataclass(frozen=True)
+class _Planned:
+    documents: TickPlan
+    earliest: datetime | None  # the earliest new next_run_at (naive UTC)
+    completed: list[bytes]  # ids of the tasks this tick completes
+
+
 def _document(
     rows: list[DueTask],
     *,
@@ -183,39 +206,106 @@ def _document(
     missed_after: timedelta = timedelta(seconds=DEFAULT_MISSED_AFTER_SECONDS),
     replay_max: int = DEFAULT_MISSED_RUNS_MAX,
 ) -> tuple[str, datetime | None]:
-    """The JSON document of the selected rows, and the earliest new next_run_at (naive UTC).
+    """Every selected row as one document, and the earliest new next_run_at (tests, benches)."""
+    planned = _plan(rows, memo=memo, missed_after=missed_after, replay_max=replay_max)
+    documents = [planned.documents.advance, planned.documents.limited]
+    rows_json = ",".join(document[1:-1] for document in documents if document is not None)
+    return f"[{rows_json}]", planned.earliest
+
+
+def _plan(
+    rows: list[DueTask],
+    *,
+    memo: NextRunMemo | None = None,
+    missed_after: timedelta = timedelta(seconds=DEFAULT_MISSED_AFTER_SECONDS),
+    replay_max: int = DEFAULT_MISSED_RUNS_MAX,
+) -> _Planned:
+    """The JSON documents of the selected rows, the earliest new next_run_at and the tasks completed.
 
     Each row is planned by the task's missed-runs policy (tasks.schedule.missed): on time, the
-    job for next_run_at and the run after it; late, what the policy says (maybe no job).
+    job for next_run_at and the run after it; late, what the policy says (maybe no job). Then,
+    for a task with limits, by tasks.schedule.bounds; its call time by tasks.schedule.window.
     """
     memo = memo if memo is not None else NextRunMemo()
     # NextRunMemo memoises the maths; this memoises the JSON values too, keeping ~6 µs a row
     # (aware-datetime key, conversion, formatting) off the rows that share a run.
-    encoded: dict[tuple[str | None, str | None, datetime, str], str] = {}
+    encoded: dict[tuple[str | None, str | None, int | None, datetime, str], str] = {}
     earliest: datetime | None = None
-    parts = []
-    for task_id, prev, expr, zone, policy, db_now in rows:
-        key = (expr, zone, prev, policy)
-        value = encoded.get(key)
-        if value is None:
-            plan = plan_due_run(
-                policy=policy,
-                prev=prev,
-                now=db_now,
-                next_run=functools.partial(_next_run, memo, task_id, expr, zone),
-                missed_after=missed_after,
-                replay_max=replay_max,
-            )
-            if plan.next_run_at is not None:
-                earliest = plan.next_run_at if earliest is None else min(earliest, plan.next_run_at)
-            value = f"{_json_time(plan.next_run_at)},{_json_time(plan.scheduled_at)}"
-            encoded[key] = value
-        parts.append(f'["{task_id.hex()}","{new_id().hex}",{value}]')
-    return "[" + ",".join(parts) + "]", earliest
+    plain: list[str] = []  # tasks without options: their job, and their advance
+    guarded: list[str] = []  # tasks with options: their job (call time; pending or skipped by the SQL)
+    unlimited: list[str] = []  # tasks with options but no ends_at or max_runs: their advance
+    limited: list[str] = []  # tasks with ends_at or max_runs: their advance, count and completion
+    completed: list[bytes] = []
+    replace = False
+    for task_id, prev, expr, zone, policy, db_now, every, window, overlap, ends_at, max_runs, runs_done in rows:
+        if not window and ends_at is None and max_runs is None and overlap == ALLOW:
+            key = (expr, zone, every, prev, policy)
+            value = encoded.get(key)
+            if value is None:
+                plan = plan_due_run(
+                    policy=policy,
+                    prev=prev,
+                    now=db_now,
+                    next_run=functools.partial(_next_run, memo, task_id, expr, zone, every),
+                    missed_after=missed_after,
+                    replay_max=replay_max,
+                )
+                if plan.next_run_at is not None:
+                    earliest = plan.next_run_at if earliest is None else min(earliest, plan.next_run_at)
+                value = f"{_json_time(plan.next_run_at)},{_json_time(plan.scheduled_at)}"
+                encoded[key] = value
+            plain.append(f'["{task_id.hex()}","{new_id().hex}",{value}]')
+            continue
+        next_run = functools.partial(_next_run, memo, task_id, expr, zone, every)
+        due_plan = plan_due_run(
+            policy=policy, prev=prev, now=db_now, next_run=next_run, missed_after=missed_after, replay_max=replay_max
+        )
+        plan, completes = bound_plan(
+            due_plan,
+            ends_at=ends_at,
+            max_runs=max_runs,
+            runs_scheduled=runs_done,
+        )
+        if plan.next_run_at is not None:
+            earliest = plan.next_run_at if earliest is None else min(earliest, plan.next_run_at)
+        if completes:
+            completed.append(task_id)
+        call_at = None
+        if window and plan.scheduled_at is not None:
+            call_at = call_time(task_id, plan.scheduled_at, window)
+        row = (
+            f'["{task_id.hex()}","{new_id().hex}",{_json_time(plan.next_run_at)},{_json_time(plan.scheduled_at)},'
+            f"{_json_time(call_at)},{1 if completes else 'null'}"
+        )
+        row += f',"{overlap}"]'
+        guarded.append(row)
+        replace = replace or overlap == REPLACE
+        (unlimited if ends_at is None and max_runs is None else limited).append(row)
+    if not guarded:
+        # The usual batch: one document for the insert and the advance, as before the options.
+        document = _array(plain)
+        return _Planned(TickPlan(document, None, document, None, replace=False), earliest, completed)
+    documents = TickPlan(
+        jobs=_array(plain),
+        guarded=_array(guarded),
+        advance=_array(plain + unlimited),
+        limited=_array(limited),
+        replace=replace,
+        completed=tuple(completed),
+    )
+    return _Planned(documents, earliest, completed)
 
 
-def _next_run(memo: NextRunMemo, task_id: bytes, expr: str | None, zone: str | None, prev: datetime) -> datetime | None:
+def _array(rows: list[str]) -> str | None:
+    return "[" + ",".join(rows) + "]" if rows else None
+
+
+def _next_run(
+    memo: NextRunMemo, task_id: bytes, expr: str | None, zone: str | None, every: int | None, prev: datetime
+) -> datetime | None:
     """The run after `prev` (naive UTC, as the driver returns DATETIME), or None: a one-shot, or no next run."""
+    if every is not None:
+        return prev + timedelta(seconds=every)  # an interval: fixed UTC spacing (tasks.schedule.every)
     if expr is None:
         return None
     try:

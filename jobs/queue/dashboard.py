@@ -19,8 +19,10 @@ from django.db import connection
 from jobs.queue.statements import QUERIES, STATEMENTS, Statement
 from tasks.priority import PRIORITIES
 
-# cancelled: cancelled by the tenant or support, discarded from the DLQ, or its task paused or deleted.
-STATUSES = ("pending", "running", "succeeded", "dead", "cancelled")
+# cancelled: cancelled by the tenant or support, discarded from the DLQ, or its task paused or deleted
+# (or replaced by a newer run: overlap `replace`); skipped: never called by the task's own rules
+# (its overlap policy, an excluded calendar date).
+STATUSES = ("pending", "running", "succeeded", "dead", "cancelled", "skipped")
 COUNT_CAP = 10_000  # each status count stops here ("at least")
 DUE_LEVEL_CAP = 2_000  # each priority level's due backlog count stops here
 FINISHED_CAP = 1_000  # finished jobs counted per minute and status; past it the rate is estimated

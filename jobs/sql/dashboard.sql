@@ -14,7 +14,9 @@ SELECT 'succeeded', {status_count:succeeded}
 UNION ALL
 SELECT 'dead', {status_count:dead}
 UNION ALL
-SELECT 'cancelled', {status_count:cancelled};
+SELECT 'cancelled', {status_count:cancelled}
+UNION ALL
+SELECT 'skipped', {status_count:skipped};
 
 -- name: dashboard_due_level
 -- A template, one branch per priority level (jobs/queue/dashboard.py joins them by UNION ALL):

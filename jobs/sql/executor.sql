@@ -119,7 +119,8 @@ SET t.consecutive_failures = h.consecutive_failures,
 -- The task's status is read with a lock (a joined table in an UPDATE is a locking read), so a
 -- pause or delete committed while the call was in flight is seen here: the retry it asks for is
 -- cancelled instead (a paused task fires nothing), and a dead job of a deleted task is cancelled
--- too (it leaves the DLQ). A job without a task row (tests, benches) counts as active.
+-- too (it leaves the DLQ). A job without a task row (tests, benches) counts as active; a completed
+-- task's (its last run, tasks/schedule/bounds.py) keeps its retries.
 -- The document first, each job and task by its primary key, its columns wider than their
 -- targets, as in result_update_tasks.
 UPDATE JSON_TABLE({json}, '$[*]' COLUMNS (
@@ -157,7 +158,7 @@ SET -- The attempt log, in the same statement (no extra round trip): one compact
         ']]'
     ),
     j.status = CASE
-        WHEN r.status = 'pending' AND COALESCE(t.status, 'active') <> 'active' THEN 'cancelled'
+        WHEN r.status = 'pending' AND COALESCE(t.status, 'active') NOT IN ('active', 'completed') THEN 'cancelled'
         WHEN r.status = 'dead' AND t.status = 'deleted' THEN 'cancelled'
         ELSE r.status
     END,
@@ -165,8 +166,8 @@ SET -- The attempt log, in the same statement (no extra round trip): one compact
     j.error = r.error,
     j.response_body = r.response_body,
     j.next_attempt_at = IF(r.status = 'pending', NOW(3) + INTERVAL r.delay_seconds SECOND, j.next_attempt_at),
-    j.finished_at = IF(r.status = 'pending' AND COALESCE(t.status, 'active') = 'active', NULL, NOW(3)),
-    j.worker_id = IF(r.status = 'pending' AND COALESCE(t.status, 'active') = 'active', NULL, j.worker_id),
+    j.finished_at = IF(r.status = 'pending' AND COALESCE(t.status, 'active') IN ('active', 'completed'), NULL, NOW(3)),
+    j.worker_id = IF(r.status = 'pending' AND COALESCE(t.status, 'active') IN ('active', 'completed'), NULL, j.worker_id),
     j.lease_expires_at = NULL,
     j.updated_at = NOW(3)
 WHERE j.status = 'running'

@@ -63,7 +63,7 @@ UPDATE jobs FORCE INDEX (PRIMARY)
 SET status = CASE
         WHEN (SELECT t.status FROM tasks AS t WHERE t.id = jobs.task_id) = 'deleted' THEN 'cancelled'
         WHEN attempt >= max_attempts THEN 'dead'
-        WHEN COALESCE((SELECT t.status FROM tasks AS t WHERE t.id = jobs.task_id), 'active') <> 'active'
+        WHEN COALESCE((SELECT t.status FROM tasks AS t WHERE t.id = jobs.task_id), 'active') NOT IN ('active', 'completed')
             THEN 'cancelled'
         ELSE 'pending'
     END,
@@ -82,7 +82,7 @@ SET status = CASE
     next_attempt_at = NOW(3),
     finished_at = IF(
         attempt >= max_attempts
-            OR COALESCE((SELECT t.status FROM tasks AS t WHERE t.id = jobs.task_id), 'active') <> 'active',
+            OR COALESCE((SELECT t.status FROM tasks AS t WHERE t.id = jobs.task_id), 'active') NOT IN ('active', 'completed'),
         NOW(3),
         NULL
     ),

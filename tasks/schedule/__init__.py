@@ -1,7 +1,12 @@
 """Schedules: what a task's schedule may say, and when it fires.
 
 - ``cron``: the syntax (cron expressions, the time-zone allowlist, ``ScheduleError``);
-- ``runs``: the next-run maths in UTC instants across DST gaps and overlaps.
+- ``runs``: the next-run maths in UTC instants across DST gaps and overlaps;
+- ``every``: interval schedules (``every`` + ``anchor``), fixed UTC spacing;
+- ``window``: a run's call time inside its flexible window;
+- ``bounds``: ``starts_at``, ``ends_at``, ``max_runs`` and completion;
+- ``overlap``: the overlap policies the scheduler's SQL applies;
+- ``missed``: the missed-runs policy; ``preview``: runs for people.
 
 Pure (no Django). Import the public names from here.
 """

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from tasks.schedule.cron import parse_timezone
-from tasks.schedule.runs import ScheduleError, next_run_after
+from tasks.schedule.runs import ScheduleError, first_run, next_run_for
 
 MAX_RUNS = 100
 
@@ -26,6 +26,9 @@ class PreviewRun:
     offset_changed_from: str | None
     ambiguous_local_time: bool  # the local time occurs twice (fall-back overlap); `utc_offset` says which
     late: bool = False  # already past: the scheduler, behind, fires it as soon as it reaches it
+    # When the call is made: `at` plus the task's window offset (tasks.schedule.window); `at`
+    # without a window; None for an unsaved schedule with a window (the offset needs the task's id).
+    call_at: datetime | None = None
 
 
 def _offset(value: datetime) -> str:
@@ -70,25 +73,54 @@ def describe_runs(runs: list[datetime], *, timezone: str | None, after: datetime
     return described
 
 
+def within_limits(runs: list[datetime], *, ends_at: datetime | None, runs_left: int | None) -> list[datetime]:
+    """The runs a task's ends_at and remaining max_runs allow (tasks.schedule.bounds)."""
+    kept = [at for at in runs if ends_at is None or at <= ends_at]
+    return kept if runs_left is None else kept[: max(runs_left, 0)]
+
+
 def preview_runs(
-    *, cron: str | None, timezone: str | None, run_at: datetime | None, after: datetime, count: int
+    *,
+    cron: str | None,
+    timezone: str | None,
+    run_at: datetime | None,
+    after: datetime,
+    count: int,
+    every_seconds: int | None = None,
+    anchor: datetime | None = None,
+    starts_at: datetime | None = None,
+    ends_at: datetime | None = None,
+    max_runs: int | None = None,
 ) -> list[PreviewRun]:
-    """`count` (1-MAX_RUNS) runs of a cron strictly after `after`, or a one-shot's one run."""
+    """`count` (1-MAX_RUNS) runs of a cron or interval strictly after `after` (within its limits), or a one-shot's."""
     if not 1 <= count <= MAX_RUNS:
         raise ValueError(f"count must be 1 to {MAX_RUNS}")
-    if cron is None:
+    if cron is None and every_seconds is None:
         if run_at is None:
-            raise ScheduleError("cron", "a task needs a cron expression or a run_at")
+            raise ScheduleError("cron", "a task needs a cron expression, an every interval or a run_at")
         return [_run(run_at, ZoneInfo("UTC"), "+00:00")]
-    if timezone is None:
+    if timezone is None and cron is not None:
         raise ScheduleError("timezone", "a cron task needs a time zone")
+    timezone = timezone or "UTC"
     zone = parse_timezone(timezone)
+    found: list[datetime] = []
+    at: datetime | None = first_run(
+        cron=cron,
+        timezone=timezone,
+        run_at=None,
+        now=after,
+        every_seconds=every_seconds,
+        anchor=anchor,
+        starts_at=starts_at,
+    )
+    while at is not None and len(found) < count and (ends_at is None or at <= ends_at):
+        found.append(at)
+        at = next_run_for(cron=cron, timezone=timezone, prev=at, every_seconds=every_seconds)
+    found = within_limits(found, ends_at=ends_at, runs_left=max_runs)
     runs: list[PreviewRun] = []
-    previous = after
     offset = _offset(after.astimezone(zone))
-    for _ in range(count):
-        previous = next_run_after(cron, zone, previous)
-        run = _run(previous, zone, offset)
+    for at in found:
+        run = _run(at, zone, offset)
         offset = run.utc_offset
         runs.append(run)
     return runs

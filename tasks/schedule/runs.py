@@ -32,7 +32,9 @@ from zoneinfo import ZoneInfo
 
 from croniter import CroniterError
 
+from tasks.schedule.bounds import first_run_from
 from tasks.schedule.cron import ScheduleError, cron_schedule, parse_timezone
+from tasks.schedule.every import first_every_run
 
 __all__ = ["NextRunMemo", "first_run", "next_run_after", "next_run_for", "validate_run_at"]
 
@@ -184,27 +186,47 @@ def validate_run_at(run_at: datetime) -> datetime:
     return run_at.astimezone(UTC)
 
 
-def first_run(*, cron: str | None, timezone: str | None, run_at: datetime | None, now: datetime) -> datetime:
+def first_run(
+    *,
+    cron: str | None,
+    timezone: str | None,
+    run_at: datetime | None,
+    now: datetime,
+    every_seconds: int | None = None,
+    anchor: datetime | None = None,
+    starts_at: datetime | None = None,
+) -> datetime:
     """Return next_run_at for a task being created or resumed.
 
-    A cron task's first run is strictly after ``now``: runs missed while paused
-    are not replayed. A one-shot runs at ``run_at`` (at once if already past).
+    A cron or interval task's first run is strictly after ``now`` (and not before
+    ``starts_at``): runs missed while paused are not replayed. A one-shot runs at
+    ``run_at`` (at once if already past).
     """
-    if cron is not None and run_at is not None:
-        raise ScheduleError("run_at", "a task has either a cron expression or a run_at, not both")
+    if sum(value is not None for value in (cron, every_seconds, run_at)) > 1:
+        raise ScheduleError("run_at", "a task has one of a cron expression, an every interval or a run_at")
+    after = first_run_from(now, starts_at)
     if cron is not None:
-        return next_run_after(cron, _cron_zone(timezone), now)
+        return next_run_after(cron, _cron_zone(timezone), after)
+    if every_seconds is not None:
+        if anchor is None:
+            raise ScheduleError("anchor", "an every interval needs an anchor")
+        return first_every_run(every_seconds=every_seconds, anchor=anchor, after=after)
     if run_at is None:
-        raise ScheduleError("cron", "a task needs a cron expression or a run_at")
+        raise ScheduleError("cron", "a task needs a cron expression, an every interval or a run_at")
     return validate_run_at(run_at)
 
 
-def next_run_for(*, cron: str | None, timezone: str | None, prev: datetime) -> datetime | None:
+def next_run_for(
+    *, cron: str | None, timezone: str | None, prev: datetime, every_seconds: int | None = None
+) -> datetime | None:
     """Return next_run_at once the job for ``prev`` exists; None for a one-shot.
 
     The next run comes from the previous next_run_at, never from the clock, so
-    after an outage each tick creates the next missed run.
+    after an outage each tick creates the next missed run. An interval's is the
+    previous plus the interval: fixed UTC spacing, whatever the zone's DST.
     """
+    if every_seconds is not None:
+        return prev + timedelta(seconds=every_seconds)
     if cron is None:
         return None
     return next_run_after(cron, _cron_zone(timezone), prev)

@@ -47,7 +47,15 @@ def test_status_counts_count_each_status_and_stop_at_the_cap():
     make_dead_job(task)
     for n in range(2):
         make_job(task, scheduled_at=now - timedelta(hours=n + 1), status=JobStatus.CANCELLED)
-    assert dashboard.status_counts() == {"pending": 3, "running": 0, "succeeded": 0, "dead": 1, "cancelled": 2}
+    make_job(task, scheduled_at=now - timedelta(days=1), status=JobStatus.SKIPPED, error="overlap:skip")
+    assert dashboard.status_counts() == {
+        "pending": 3,
+        "running": 0,
+        "succeeded": 0,
+        "dead": 1,
+        "cancelled": 2,
+        "skipped": 1,
+    }
     assert dashboard.status_counts(cap=2)["pending"] == 2
 
 

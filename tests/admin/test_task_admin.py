@@ -216,3 +216,26 @@ def test_labels_are_listed_shown_and_filtered_by_key_and_value(support_user, cli
     assert listed(client.get(CHANGELIST, {"label": "env=prod", "tenant": "tenant-a"})) == {str(prod.pk)}
     assert listed(client.get(CHANGELIST, {"label": "env=staging"})) == {str(staging.pk)}
     assert listed(client.get(CHANGELIST, {"label": "env"})) == set()  # not key=value: nothing, never everything
+
+
+def test_a_completed_interval_task_shows_its_schedule_options_and_is_filtered_by_status(support_user, client_as):
+    done = make_task(
+        cron_expression=None,
+        every_seconds=5400,
+        anchor=timezone.now().replace(microsecond=0),
+        status=TaskStatus.COMPLETED,
+        next_run_at=None,
+        overlap="buffer_one",
+        window_seconds=120,
+        max_runs=4,
+        runs_scheduled=4,
+    )
+    active = make_task()
+    client = client_as(support_user)
+
+    assert listed(client.get(CHANGELIST, {"status__exact": "completed"})) == {str(done.pk)}
+    assert str(active.pk) not in listed(client.get(CHANGELIST, {"status__exact": "completed"}))
+    page = client.get(reverse("admin:tasks_task_change", args=[done.pk])).content.decode()
+    assert "every 1h30m from" in page
+    assert "completed (4 runs; past its end or run limit)" in page
+    assert "Buffer One" in page and "120" in page  # the choice's label

@@ -140,3 +140,14 @@ def test_many_records_written_at_once_are_all_stored(history_store):
 
     assert len(history_store.page(first.tenant_id, first.task_id, None, 1000)) == 300
     assert all(history_store.get(r.tenant_id, r.id) == r for r in records[::37])
+
+
+def test_a_skipped_run_reads_back_with_its_reason_and_no_call(history_store):
+    record = make_record(
+        status="skipped", error="overlap:skip", http_status=None, response_body=None, started_at=None, attempt=0
+    )
+
+    history_store.write_many([record])
+
+    assert history_store.get(record.tenant_id, record.id) == record
+    assert history_store.page(record.tenant_id, record.task_id, None, 10) == [record]

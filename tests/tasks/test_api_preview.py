@@ -63,6 +63,7 @@ def test_the_default_is_ten_runs_and_a_one_shot_has_one(client, before_spring_fo
                 "ambiguous_local_time": False,
                 "late": False,
                 "excluded_by": None,
+                "call_at": "2027-04-01T07:00:00Z",  # no window: called at its time
             }
         ],
     }

@@ -54,6 +54,7 @@ def test_create_answers_201_with_the_task_in_the_documented_shape(owner):
         "id", "name", "status", "version", "schedule", "http", "timeout_seconds", "max_attempts",
         "backoff_base_seconds", "priority", "secret_ref", "next_run_at", "created_at", "updated_at",
         "missed_runs", "auto_pause_after", "paused_reason", "consecutive_failures", "last_run", "labels",
+        "overlap", "delete_after_completion", "runs_scheduled",
     }  # fmt: skip
     assert (task["missed_runs"], task["auto_pause_after"], task["paused_reason"]) == ("all", None, None)
     assert (task["consecutive_failures"], task["last_run"]) == (0, None)

@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from domain.ids import new_id
 from jobs.models import Job, JobStatus
+from jobs.queue import DueTask
 from tasks.models import Task, TaskStatus
 from tests.factories import db_now, make_job, make_task, make_tasks
 from workers.scheduler import ROW_BYTES, Scheduler, _document
@@ -243,7 +244,8 @@ def test_the_batch_cap_comes_from_max_allowed_packet():
 
 def test_the_longest_rows_fit_the_size_the_packet_budget_assumes():
     prev = datetime(2026, 12, 31, 23, 59, 59, 999999)  # a next run with microseconds: the longest row
-    rows = [(new_id().bytes, prev, "* * * * *", "UTC", "all", prev) for _ in range(2)]
+    # A window (a call time), a run limit it reaches (completes) and the longest overlap policy.
+    rows = [DueTask(new_id().bytes, prev, "* * * * *", "UTC", "all", prev, None, 59, "buffer_one", None, None, 0)] * 2
 
     document, _ = _document(rows)
 
@@ -256,8 +258,8 @@ def test_the_document_carries_hex_ids_and_each_next_run_in_utc_to_the_microsecon
     cron_task, one_shot = new_id(), new_id()
     prev = datetime(2026, 3, 29, 0, 30)  # naive UTC, as the driver returns DATETIME: 01:30 CET
     rows = [
-        (cron_task.bytes, prev, "0 3 * * *", "Europe/Madrid", "all", prev),
-        (one_shot.bytes, prev, None, None, "all", prev),
+        DueTask(cron_task.bytes, prev, "0 3 * * *", "Europe/Madrid", "all", prev, None, 0, "allow", None, None, 0),
+        DueTask(one_shot.bytes, prev, None, None, "all", prev, None, 0, "allow", None, None, 0),
     ]
 
     document, earliest = _document(rows)

@@ -26,11 +26,9 @@ def create(env: dict[str, str], name: str = "cli task") -> dict:
 def test_tasks_create_get_list_in_every_output(cli_env: dict[str, str]) -> None:
     task = create(cli_env)
     assert task["schedule"] == {
-        "cron": "*/15 * * * *",
-        "timezone": "Europe/Madrid",
-        "run_at": None,
-        "exclude_calendars": None,
-    }
+        "cron": "*/15 * * * *", "timezone": "Europe/Madrid", "run_at": None, "every": None, "anchor": None,
+        "window_seconds": None, "starts_at": None, "ends_at": None, "max_runs": None, "exclude_calendars": None,
+    }  # fmt: skip
     assert task["http"]["headers"] == {"Content-Type": "text/plain"}
     as_yaml = jobsched("-o", "yaml", "tasks", "get", task["id"], env=cli_env)
     assert yaml.safe_load(as_yaml.stdout)["id"] == task["id"]
@@ -64,6 +62,20 @@ def test_edit_pause_resume_preview_run_delete(cli_env: dict[str, str]) -> None:
     assert jobsched("tasks", "delete", task["id"], env=cli_env).returncode == 0
     missing = jobsched("tasks", "get", task["id"], env=cli_env)
     assert missing.returncode == exit_codes.NOT_FOUND and "404 not-found" in missing.stderr
+
+
+def test_create_an_interval_task_with_a_window_and_an_overlap_policy(cli_env: dict[str, str]) -> None:
+    done = jobsched(
+        "-o", "json", "tasks", "create", "--name", "every", "--every", "90m", "--window", "120",
+        "--overlap", "skip", "--url", "http://127.0.0.1:9/hook", env=cli_env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    task = json.loads(done.stdout)
+    assert (task["schedule"]["every"], task["schedule"]["window_seconds"], task["overlap"]) == ("1h30m", 120, "skip")
+    table = jobsched("tasks", "list", env=cli_env)
+    assert "every 1h30m" in table.stdout
+    lonely = jobsched("tasks", "edit", task["id"], "--window", "60", env=cli_env)
+    assert lonely.returncode != 0 and "--window goes with" in lonely.stderr
 
 
 def test_a_refused_field_exits_5_naming_it(cli_env: dict[str, str]) -> None:

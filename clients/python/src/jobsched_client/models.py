@@ -66,7 +66,11 @@ def etag(version: int) -> str:
 
 @dataclass(frozen=True)
 class Schedule:
-    """Either `cron` (with `timezone`, default UTC) or `run_at` (a one-shot with its own offset)."""
+    """One of `cron` (with `timezone`, default UTC), `every` (e.g. "90m", from `anchor`) or `run_at` (a one-shot).
+
+    `window_seconds` spreads each run's call over that many seconds after its nominal time;
+    `starts_at`, `ends_at` and `max_runs` bound a cron or every schedule (then the task is completed).
+    """
 
     SCHEMA: ClassVar[tuple[str, ...]] = ("TaskSchedule", "ScheduleInput")
 
@@ -75,6 +79,12 @@ class Schedule:
     run_at: datetime | None = None
     # Names of the tenant's calendars whose local dates the runs skip (absent when there are none).
     exclude_calendars: list[str] | None = None
+    every: str | None = None
+    anchor: datetime | None = None
+    window_seconds: int | None = None
+    starts_at: datetime | None = None
+    ends_at: datetime | None = None
+    max_runs: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {key: value for key, value in to_json(self).items() if value is not None}
@@ -129,6 +139,9 @@ class Task:
     created_at: datetime
     updated_at: datetime
     labels: dict[str, str] = field(default_factory=dict)
+    overlap: str = "allow"  # allow | skip | buffer_one | replace
+    delete_after_completion: bool = False
+    runs_scheduled: int | None = None  # toward max_runs/ends_at; status "completed" once past them
 
     @property
     def etag(self) -> str:
@@ -152,6 +165,8 @@ class TaskSpec:
     missed_runs: str | None = None
     auto_pause_after: int | None = None
     labels: dict[str, str] | None = None
+    overlap: str | None = None
+    delete_after_completion: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         body = {key: value for key, value in to_json(self).items() if value is not None}
@@ -284,6 +299,7 @@ class PreviewRun:
     ambiguous_local_time: bool
     late: bool
     excluded_by: str | None = None  # the calendar that makes this run skipped
+    call_at: datetime | None = None  # `at` plus the task's window offset (None: an unsaved windowed schedule)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ FORMATS = ("table", "json", "yaml")
 def _schedule(task: Task) -> str:
     if task.schedule.cron is not None:
         return f"{task.schedule.cron} ({task.schedule.timezone})"
+    if task.schedule.every is not None:
+        return f"every {task.schedule.every}"
     return f"at {to_json(task.schedule.run_at)}"
 
 

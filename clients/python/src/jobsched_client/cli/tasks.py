@@ -57,16 +57,28 @@ def task_fields(options: dict[str, Any]) -> dict[str, Any]:
         "max_attempts": "max_attempts",
         "priority": "priority",
         "secret_ref": "secret_ref",
+        "overlap": "overlap",
     }
     body.update({field: options[flag] for flag, field in simple.items() if options[flag] is not None})
-    if options["cron"] is not None or options["run_at"] is not None:
-        schedule = {"cron": options["cron"], "timezone": options["timezone"], "run_at": options["run_at"]}
-        schedule["exclude_calendars"] = list(options["exclude_calendars"]) or None
+    if options["cron"] is not None or options["run_at"] is not None or options["every"] is not None:
+        schedule = {
+            "cron": options["cron"],
+            "every": options["every"],
+            "timezone": options["timezone"],
+            "run_at": options["run_at"],
+            "window_seconds": options["window"],
+            "exclude_calendars": list(options["exclude_calendars"]) or None,
+        }
         body["schedule"] = {key: value for key, value in schedule.items() if value is not None}
     elif options["timezone"] is not None:
         raise click.BadParameter("--timezone goes with --cron", param_hint="--timezone")
+    elif options["window"] is not None:
+        # A schedule is replaced whole by an edit: the window travels with the schedule it spreads.
+        raise click.BadParameter("--window goes with --cron, --every or --run-at", param_hint="--window")
     elif options["exclude_calendars"]:
-        raise click.BadParameter("--exclude-calendar goes with --cron or --run-at", param_hint="--exclude-calendar")
+        raise click.BadParameter(
+            "--exclude-calendar goes with --cron, --every or --run-at", param_hint="--exclude-calendar"
+        )
     http = dict(body.get("http") or {})
     if options["url"] is not None:
         http["url"] = options["url"]
@@ -98,6 +110,13 @@ def task_options(command: Any) -> Any:
             "exclude_calendars",
             multiple=True,
             help="A calendar whose dates the runs skip (repeat it; see jobsched calendars).",
+        ),
+        click.option("--every", help='An interval instead of a cron, e.g. "90m", "2h", "1h30m" (at least 1m).'),
+        click.option("--window", type=int, help="Seconds after each run's time its call may be spread over."),
+        click.option(
+            "--overlap",
+            type=click.Choice(["allow", "skip", "buffer_one", "replace"]),
+            help="A run while the previous one is unfinished (default allow).",
         ),
         click.option("--url", help="The URL to call."),
         click.option("--method", help="HTTP method (default POST)."),
