@@ -67,7 +67,6 @@ PROBLEM_TYPES: dict[str, str] = {
     "calendar-in-use": "Tasks still exclude the calendar (`tasks` counts them); remove it from their "
     "schedule.exclude_calendars first.",
     "not-recurring": "A one-shot task has no runs to backfill.",
-    "overlap-policy": "A backfill of a task whose overlap policy is not `allow` is not supported yet.",
 }
 
 PROBLEM_SCHEMA: dict[str, Any] = {

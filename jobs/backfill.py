@@ -32,6 +32,7 @@ from jobs.models import JobStatus
 from tasks import changes as audit
 from tasks import schedule, services
 from tasks.models import Task, TaskChangeAction, TaskStatus
+from tasks.schedule.every import first_every_run
 from tasks.selectors import LIVE_STATUSES
 
 logger = logging.getLogger(__name__)
@@ -70,17 +71,19 @@ class BackfillResult:
     excluded: int  # made skipped: an excluded calendar holds their date
 
 
-def runs_for_overlap(*, policy: str, runs: Sequence[datetime]) -> list[datetime]:
-    """HOOK for the task's overlap policy (#31 item 1, built on the `schedules` branch): the runs a backfill makes.
+def runs_for_overlap(*, policy: str, runs: Sequence[datetime]) -> list[tuple[datetime, str | None]]:
+    """The runs a backfill makes (oldest first), each with the overlap reason it is made skipped for, or None.
 
-    `allow` (today's behaviour, and every task's until the policy exists): all of them, each
-    called on its own. The other policies (skip, buffer_one, replace) are refused until this
-    function is wired to them after the merge: a backfill would otherwise call runs the
-    policy says must not overlap.
+    Made at once, the range's runs would all wait together: `allow` calls every one; `skip` and
+    `buffer_one` call the earliest and skip the others (each would find it unfinished, or waiting);
+    `replace` calls the latest, the earlier ones replaced by it. Jobs the task has outside the
+    range are not looked at (the scheduler's tick decides its own runs against them).
     """
-    if policy == OVERLAP_ALLOW:
-        return list(runs)
-    raise BackfillRefused("overlap-policy", f"backfill of a task with overlap policy {policy!r} is not supported yet")
+    if policy == OVERLAP_ALLOW or len(runs) < 2:
+        return [(run, None) for run in runs]
+    if policy == "replace":
+        return [(run, "overlap:replaced") for run in runs[:-1]] + [(runs[-1], None)]
+    return [(runs[0], None)] + [(run, f"overlap:{policy}") for run in runs[1:]]
 
 
 def task_backfill(
@@ -93,12 +96,12 @@ def task_backfill(
         raise BackfillTaskNotFound(str(task_id))
     _check_range(start, end, now)
     _check_task(task)
-    runs = runs_for_overlap(policy=getattr(task, "overlap", OVERLAP_ALLOW), runs=_runs(task, start, end))
+    runs = _runs(task, start, end)
     # The queue first, then the history: the archiver writes a run there before deleting it here,
     # so a run made before this read is seen by one of the two reads.
     known = queue.backfill_existing_runs(task_id=task_id, start=start, end=end)
     known |= _archived_runs(get_history_store(), tenant_id=tenant_id, task_id=task_id, start=start, end=end)
-    missing = [run for run in runs if run not in known]
+    missing = runs_for_overlap(policy=task.overlap, runs=[run for run in runs if run not in known])
     with transaction.atomic():
         # The task's lock, as the scheduler's tick and run now take it: a pause or delete committed
         # before is seen here; one after waits and then cancels these jobs with the others.
@@ -148,7 +151,7 @@ def _check_range(start: datetime, end: datetime, now: datetime) -> None:
 def _check_task(task: Task) -> None:
     if task.status == TaskStatus.PAUSED:
         raise BackfillRefused("task-paused", "The task is paused: resume it first.")
-    if task.cron_expression is None:
+    if task.run_at is not None:
         raise BackfillRefused("not-recurring", "A one-shot task has no runs to backfill.")
 
 
@@ -156,9 +159,15 @@ def _runs(task: Task, start: datetime, end: datetime) -> list[datetime]:
     """The task's runs in [start, end), at most MAX_RUNS (more is a BackfillRangeError naming `to`)."""
     runs: list[datetime] = []
     prev = start - timedelta(microseconds=1)
+    if task.every_seconds is not None:  # an interval counts from its anchor, not from `start`
+        prev = first_every_run(every_seconds=task.every_seconds, anchor=task.anchor, after=prev) - timedelta(
+            seconds=task.every_seconds
+        )
     while True:
         try:
-            run = schedule.next_run_for(cron=task.cron_expression, timezone=task.timezone, prev=prev)
+            run = schedule.next_run_for(
+                cron=task.cron_expression, timezone=task.timezone, prev=prev, every_seconds=task.every_seconds
+            )
         except schedule.ScheduleError:
             break  # no run after this one
         if run is None or run >= end:

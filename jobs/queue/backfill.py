@@ -21,15 +21,20 @@ def backfill_existing_runs(*, task_id: uuid.UUID, start: datetime, end: datetime
         return {row[0].replace(tzinfo=UTC) for row in cursor.fetchall()}
 
 
-def insert_backfill_jobs(*, tenant_id: str, task_id: uuid.UUID, runs: Sequence[datetime]) -> dict[str, int]:
+def insert_backfill_jobs(
+    *, tenant_id: str, task_id: uuid.UUID, runs: Sequence[tuple[datetime, str | None]]
+) -> dict[str, int]:
     """Insert one job per run (aware UTC) unless it exists; the new jobs counted by status (pending, skipped).
+
+    A run with a reason (its overlap policy's, jobs.backfill) is made skipped with it; an excluded
+    calendar date wins over it, as in the scheduler's tick.
 
     The caller holds the task row locked (FOR UPDATE) in its transaction; an inactive task gets none.
     """
     if not runs:
         return {}
     ids = [new_id() for _ in runs]
-    document = json_rows([(job_id.bytes, _naive(run)) for job_id, run in zip(ids, runs, strict=True)])
+    document = json_rows([(job_id.bytes, _naive(run), reason) for job_id, (run, reason) in zip(ids, runs, strict=True)])
     params: dict[str, Any] = {"runs": document, "task_id": task_id.bytes, "tenant_id": tenant_id}
     with connection.cursor() as cursor:
         cursor.execute(*STATEMENTS["backfill_insert_jobs"].bind(params))

@@ -269,3 +269,28 @@ def test_a_calendar_delete_racing_a_task_naming_it_never_leaves_the_task_on_a_mi
         assert linked <= exists, (attempt, outcomes)  # a link never outlives its calendar
         assert linked != (not exists)  # exactly one of the two won
     assert set(outcomes) <= {"linked", "in use", "calendar gone", "deleted"}
+
+
+def test_with_an_overlap_policy_a_calendar_date_is_skipped_for_the_calendar_and_replaces_nothing():
+    today = day_start(db_now())
+    yesterday = today - timedelta(days=1)
+    save_calendar("closed", yesterday)
+    start = yesterday - 2 * HOUR
+    replacing = hourly_task(start, "closed")
+    Task.objects.filter(pk=replacing.pk).update(overlap="replace")
+    skipping = hourly_task(start, "closed")
+    Task.objects.filter(pk=skipping.pk).update(overlap="skip")
+
+    scheduler = Scheduler(lookahead_seconds=0, missed_runs_max=1000)
+    tick_until_idle(scheduler)
+
+    replaced = jobs_of(replacing)
+    # The two runs before the closed day: the first replaced by the second, which stays waiting
+    # through the closed day (a skipped calendar run replaces nothing), then is replaced at midnight.
+    assert replaced[start] == (JobStatus.CANCELLED, "overlap:replaced")
+    assert all(replaced[yesterday + n * HOUR] == (JobStatus.SKIPPED, "calendar:closed") for n in range(24))
+    skipped = jobs_of(skipping)
+    assert skipped[start] == (JobStatus.PENDING, None)
+    assert skipped[start + HOUR] == (JobStatus.SKIPPED, "overlap:skip")
+    assert all(skipped[yesterday + n * HOUR] == (JobStatus.SKIPPED, "calendar:closed") for n in range(24))
+    assert skipped[today] == (JobStatus.SKIPPED, "overlap:skip")

@@ -162,12 +162,52 @@ def test_bad_bodies_are_400s_naming_the_field(owner, store, body, field):
     assert field in refused["errors"], refused
 
 
-def test_the_overlap_hook_makes_every_run_under_allow_and_refuses_the_other_policies():
-    runs = [datetime(2026, 1, 1, tzinfo=UTC)]
-    assert backfill.runs_for_overlap(policy="allow", runs=runs) == runs
-    for policy in ("skip", "buffer_one", "replace"):
-        with pytest.raises(backfill.BackfillRefused):
-            backfill.runs_for_overlap(policy=policy, runs=runs)
+def test_the_overlap_policy_decides_which_of_the_ranges_runs_are_called():
+    runs = [datetime(2026, 1, 1, hour, tzinfo=UTC) for hour in range(3)]
+    assert backfill.runs_for_overlap(policy="allow", runs=runs) == [(run, None) for run in runs]
+    assert backfill.runs_for_overlap(policy="skip", runs=runs) == [
+        (runs[0], None),
+        (runs[1], "overlap:skip"),
+        (runs[2], "overlap:skip"),
+    ]
+    assert [reason for _, reason in backfill.runs_for_overlap(policy="buffer_one", runs=runs)] == [
+        None,
+        "overlap:buffer_one",
+        "overlap:buffer_one",
+    ]
+    assert [reason for _, reason in backfill.runs_for_overlap(policy="replace", runs=runs)] == [
+        "overlap:replaced",
+        "overlap:replaced",
+        None,
+    ]
+    assert backfill.runs_for_overlap(policy="skip", runs=runs[:1]) == [(runs[0], None)]
+
+
+@pytest.mark.django_db
+def test_a_skip_tasks_backfill_calls_one_run_and_makes_the_others_skipped_with_the_reason(owner, store):
+    task = make_task(cron_expression="0 * * * *", overlap="skip")
+    end = hour_floor(db_now())
+    answer = post(owner, task.pk, end - 3 * HOUR, end)
+    assert answer.status_code == 200, answer.content
+    assert answer.json() == {"created": 1, "existing": 0, "excluded": 2}
+    jobs = Job.objects.filter(task_id=task.pk).order_by("scheduled_at")
+    assert [(job.status, job.error) for job in jobs] == [
+        (JobStatus.PENDING, None),
+        (JobStatus.SKIPPED, "overlap:skip"),
+        (JobStatus.SKIPPED, "overlap:skip"),
+    ]
+
+
+@pytest.mark.django_db
+def test_an_interval_tasks_backfill_makes_its_anchored_runs(owner, store):
+    end = hour_floor(db_now())
+    anchor = end - 10 * HOUR + timedelta(minutes=15)
+    task = make_task(cron_expression=None, every_seconds=5400, anchor=anchor, timezone="UTC")
+    answer = post(owner, task.pk, end - 6 * HOUR, end)
+    assert answer.status_code == 200, answer.content
+    made = sorted(Job.objects.filter(task_id=task.pk).values_list("scheduled_at", flat=True))
+    assert made == [anchor + n * timedelta(minutes=90) for n in range(3, 7)]
+    assert answer.json() == {"created": 4, "existing": 0, "excluded": 0}
 
 
 @pytest.mark.django_db(transaction=True)
