@@ -121,3 +121,16 @@ func TestStateKeepsTheConfigurationsSpellingOfWhatTheAPINormalises(t *testing.T)
 		t.Errorf("another instant kept the old spelling: %q", model.Schedule.RunAt.ValueString())
 	}
 }
+
+func TestIntervalSpellingsOfOneLengthAreTheSame(t *testing.T) {
+	for _, pair := range [][2]string{{"90m", "1h30m"}, {"5400s", "90m"}, {"1d", "24h"}, {"2h", "120m"}} {
+		if !sameInterval(pair[0], pair[1]) {
+			t.Errorf("%q and %q should be the same interval", pair[0], pair[1])
+		}
+	}
+	for _, pair := range [][2]string{{"90m", "1h"}, {"90", "90m"}, {"m", "1m"}, {"1x", "1x"}, {"", ""}, {"0m", "0s"}} {
+		if sameInterval(pair[0], pair[1]) {
+			t.Errorf("%q and %q should not be the same interval", pair[0], pair[1])
+		}
+	}
+}
