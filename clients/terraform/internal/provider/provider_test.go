@@ -23,7 +23,7 @@ func TestSchemasAreValid(t *testing.T) {
 	for _, d := range resp.Diagnostics {
 		t.Errorf("%s: %s: %s", d.Severity, d.Summary, d.Detail)
 	}
-	for _, name := range []string{"jobsched_task", "jobsched_secret", "jobsched_signing_secret"} {
+	for _, name := range []string{"jobsched_task", "jobsched_secret", "jobsched_signing_secret", "jobsched_calendar"} {
 		if resp.ResourceSchemas[name] == nil {
 			t.Errorf("no resource %s", name)
 		}
