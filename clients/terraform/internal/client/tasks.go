@@ -10,11 +10,19 @@ import (
 	"strings"
 )
 
-// Schedule is a cron with its zone, or a one-shot's run_at (RFC 3339 with an offset).
+// Schedule is a cron with its zone, an interval (every, from anchor), or a one-shot's run_at
+// (times RFC 3339 with an offset), with the bounds and the window every kind may carry.
 type Schedule struct {
-	Cron     *string `json:"cron,omitempty"`
-	Timezone *string `json:"timezone,omitempty"`
-	RunAt    *string `json:"run_at,omitempty"`
+	Cron             *string  `json:"cron,omitempty"`
+	Timezone         *string  `json:"timezone,omitempty"`
+	RunAt            *string  `json:"run_at,omitempty"`
+	Every            *string  `json:"every,omitempty"`
+	Anchor           *string  `json:"anchor,omitempty"`
+	WindowSeconds    *int64   `json:"window_seconds,omitempty"`
+	StartsAt         *string  `json:"starts_at,omitempty"`
+	EndsAt           *string  `json:"ends_at,omitempty"`
+	MaxRuns          *int64   `json:"max_runs,omitempty"`
+	ExcludeCalendars []string `json:"exclude_calendars,omitempty"`
 }
 
 // HTTPCall is the request a task sends.
@@ -30,17 +38,19 @@ type HTTPCall struct {
 // service default"), and a merge patch that left them out would keep the old value. Labels merge
 // key by key on update (RFC 7396): a nil value removes that key, a key left out is kept.
 type TaskInput struct {
-	Name               string             `json:"name"`
-	Schedule           Schedule           `json:"schedule"`
-	HTTP               HTTPCall           `json:"http"`
-	TimeoutSeconds     *int64             `json:"timeout_seconds,omitempty"`
-	MaxAttempts        *int64             `json:"max_attempts,omitempty"`
-	BackoffBaseSeconds *int64             `json:"backoff_base_seconds,omitempty"`
-	Priority           *int64             `json:"priority,omitempty"`
-	SecretRef          *string            `json:"secret_ref"`
-	MissedRuns         *string            `json:"missed_runs,omitempty"`
-	AutoPauseAfter     *int64             `json:"auto_pause_after"`
-	Labels             map[string]*string `json:"labels,omitempty"`
+	Name                  string             `json:"name"`
+	Schedule              Schedule           `json:"schedule"`
+	HTTP                  HTTPCall           `json:"http"`
+	TimeoutSeconds        *int64             `json:"timeout_seconds,omitempty"`
+	MaxAttempts           *int64             `json:"max_attempts,omitempty"`
+	BackoffBaseSeconds    *int64             `json:"backoff_base_seconds,omitempty"`
+	Priority              *int64             `json:"priority,omitempty"`
+	SecretRef             *string            `json:"secret_ref"`
+	MissedRuns            *string            `json:"missed_runs,omitempty"`
+	AutoPauseAfter        *int64             `json:"auto_pause_after"`
+	Labels                map[string]*string `json:"labels,omitempty"`
+	Overlap               *string            `json:"overlap,omitempty"`
+	DeleteAfterCompletion *bool              `json:"delete_after_completion,omitempty"`
 }
 
 // LastRun is the latest attempt's result.
@@ -54,27 +64,29 @@ type LastRun struct {
 
 // Task is the API's task JSON; ETag comes from the answer's header.
 type Task struct {
-	ID                  string            `json:"id"`
-	Name                string            `json:"name"`
-	Status              string            `json:"status"`
-	Version             int64             `json:"version"`
-	Schedule            Schedule          `json:"schedule"`
-	HTTP                HTTPCall          `json:"http"`
-	TimeoutSeconds      int64             `json:"timeout_seconds"`
-	MaxAttempts         int64             `json:"max_attempts"`
-	BackoffBaseSeconds  int64             `json:"backoff_base_seconds"`
-	Priority            int64             `json:"priority"`
-	SecretRef           *string           `json:"secret_ref"`
-	MissedRuns          string            `json:"missed_runs"`
-	AutoPauseAfter      *int64            `json:"auto_pause_after"`
-	PausedReason        *string           `json:"paused_reason"`
-	ConsecutiveFailures int64             `json:"consecutive_failures"`
-	LastRun             *LastRun          `json:"last_run"`
-	NextRunAt           *string           `json:"next_run_at"`
-	CreatedAt           string            `json:"created_at"`
-	UpdatedAt           string            `json:"updated_at"`
-	Labels              map[string]string `json:"labels"`
-	ETag                string            `json:"-"`
+	ID                    string            `json:"id"`
+	Name                  string            `json:"name"`
+	Status                string            `json:"status"`
+	Version               int64             `json:"version"`
+	Schedule              Schedule          `json:"schedule"`
+	HTTP                  HTTPCall          `json:"http"`
+	TimeoutSeconds        int64             `json:"timeout_seconds"`
+	MaxAttempts           int64             `json:"max_attempts"`
+	BackoffBaseSeconds    int64             `json:"backoff_base_seconds"`
+	Priority              int64             `json:"priority"`
+	SecretRef             *string           `json:"secret_ref"`
+	MissedRuns            string            `json:"missed_runs"`
+	AutoPauseAfter        *int64            `json:"auto_pause_after"`
+	PausedReason          *string           `json:"paused_reason"`
+	ConsecutiveFailures   int64             `json:"consecutive_failures"`
+	LastRun               *LastRun          `json:"last_run"`
+	NextRunAt             *string           `json:"next_run_at"`
+	CreatedAt             string            `json:"created_at"`
+	UpdatedAt             string            `json:"updated_at"`
+	Labels                map[string]string `json:"labels"`
+	Overlap               string            `json:"overlap"`
+	DeleteAfterCompletion bool              `json:"delete_after_completion"`
+	ETag                  string            `json:"-"`
 }
 
 func taskPath(id string) string { return "/v1/tasks/" + url.PathEscape(id) }

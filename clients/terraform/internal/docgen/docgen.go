@@ -168,8 +168,11 @@ func resourceRows(attrs map[string]rschema.Attribute) []row {
 	var rows []row
 	for name, a := range attrs {
 		r := row{name: name, attr: a, typeName: typeName(a)}
-		if n, ok := a.(rschema.SingleNestedAttribute); ok {
+		switch n := a.(type) {
+		case rschema.SingleNestedAttribute:
 			r.nested = resourceRows(n.Attributes)
+		case rschema.ListNestedAttribute:
+			r.nested = resourceRows(n.NestedObject.Attributes)
 		}
 		rows = append(rows, r)
 	}
@@ -201,11 +204,13 @@ func typeName(a any) string {
 		return "bool"
 	case rschema.MapAttribute, dsschema.MapAttribute:
 		return "map of string"
-	case dsschema.ListAttribute, pschema.ListAttribute:
+	case rschema.ListAttribute, dsschema.ListAttribute, pschema.ListAttribute:
 		return "list of string"
+	case rschema.SetAttribute, dsschema.SetAttribute:
+		return "set of string"
 	case rschema.SingleNestedAttribute, dsschema.SingleNestedAttribute:
 		return "object"
-	case dsschema.ListNestedAttribute:
+	case rschema.ListNestedAttribute, dsschema.ListNestedAttribute:
 		return "list of object"
 	default:
 		return fmt.Sprintf("%T", a)

@@ -164,7 +164,7 @@ func runTokenCommand(ctx context.Context, command []string) (string, error) {
 }
 
 func (p *jobschedProvider) Resources(_ context.Context) []func() resource.Resource {
-	return []func() resource.Resource{NewTaskResource, NewSecretResource, NewSigningSecretResource}
+	return []func() resource.Resource{NewTaskResource, NewSecretResource, NewSigningSecretResource, NewCalendarResource}
 }
 
 func (p *jobschedProvider) DataSources(_ context.Context) []func() datasource.DataSource {

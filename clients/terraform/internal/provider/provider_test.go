@@ -23,7 +23,7 @@ func TestSchemasAreValid(t *testing.T) {
 	for _, d := range resp.Diagnostics {
 		t.Errorf("%s: %s: %s", d.Severity, d.Summary, d.Detail)
 	}
-	for _, name := range []string{"jobsched_task", "jobsched_secret", "jobsched_signing_secret"} {
+	for _, name := range []string{"jobsched_task", "jobsched_secret", "jobsched_signing_secret", "jobsched_calendar"} {
 		if resp.ResourceSchemas[name] == nil {
 			t.Errorf("no resource %s", name)
 		}
@@ -119,5 +119,18 @@ func TestStateKeepsTheConfigurationsSpellingOfWhatTheAPINormalises(t *testing.T)
 	task.Schedule.RunAt = &later
 	if model, _ := taskFromAPI(ctx, task, prior, ""); model.Schedule.RunAt.ValueString() != later {
 		t.Errorf("another instant kept the old spelling: %q", model.Schedule.RunAt.ValueString())
+	}
+}
+
+func TestIntervalSpellingsOfOneLengthAreTheSame(t *testing.T) {
+	for _, pair := range [][2]string{{"90m", "1h30m"}, {"5400s", "90m"}, {"1d", "24h"}, {"2h", "120m"}} {
+		if !sameInterval(pair[0], pair[1]) {
+			t.Errorf("%q and %q should be the same interval", pair[0], pair[1])
+		}
+	}
+	for _, pair := range [][2]string{{"90m", "1h"}, {"90", "90m"}, {"m", "1m"}, {"1x", "1x"}, {"", ""}, {"0m", "0s"}} {
+		if sameInterval(pair[0], pair[1]) {
+			t.Errorf("%q and %q should not be the same interval", pair[0], pair[1])
+		}
 	}
 }

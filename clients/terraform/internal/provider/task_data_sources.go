@@ -31,6 +31,8 @@ func readOnlyAttributes(attributes map[string]rschema.Attribute) map[string]dssc
 			out[name] = dsschema.BoolAttribute{Computed: true, MarkdownDescription: description}
 		case rschema.MapAttribute:
 			out[name] = dsschema.MapAttribute{Computed: true, ElementType: a.ElementType, MarkdownDescription: description}
+		case rschema.ListAttribute:
+			out[name] = dsschema.ListAttribute{Computed: true, ElementType: a.ElementType, MarkdownDescription: description}
 		case rschema.SingleNestedAttribute:
 			out[name] = dsschema.SingleNestedAttribute{
 				Computed: true, Attributes: readOnlyAttributes(a.Attributes), MarkdownDescription: description,

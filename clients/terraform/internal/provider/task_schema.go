@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -23,8 +24,8 @@ import (
 // so the two cannot drift apart unnoticed.
 var TaskDefaults = struct {
 	TimeoutSeconds, MaxAttempts, BackoffBaseSeconds, Priority int64
-	MissedRuns, Method, Body, Timezone                        string
-}{30, 5, 10, 5, "all", "POST", "", "UTC"}
+	MissedRuns, Method, Body, Timezone, Overlap               string
+}{30, 5, 10, 5, "all", "POST", "", "UTC", "allow"}
 
 func taskResourceSchema() schema.Schema {
 	readOnly := func(description string) schema.StringAttribute {
@@ -45,8 +46,9 @@ func taskResourceSchema() schema.Schema {
 			"name": schema.StringAttribute{Required: true, MarkdownDescription: "1-200 characters, no control characters."},
 			"schedule": schema.SingleNestedAttribute{
 				Required: true,
-				MarkdownDescription: "When the task runs: `cron` (with `timezone`) for a recurring task, or `run_at` " +
-					"for a one-shot. Changing it recomputes `next_run_at`.",
+				MarkdownDescription: "When the task runs: `cron` (with `timezone`) or `every` (with `anchor`) for a " +
+					"recurring task, or `run_at` for a one-shot; bounded by `starts_at`, `ends_at` and `max_runs`, spread " +
+					"by `window_seconds`, and passing over the dates of `exclude_calendars`. Changing it recomputes `next_run_at`.",
 				Attributes: map[string]schema.Attribute{
 					"cron": schema.StringAttribute{
 						Optional: true,
@@ -64,6 +66,41 @@ func taskResourceSchema() schema.Schema {
 						MarkdownDescription: "A one-shot's instant, RFC 3339 with an offset (`2027-01-01T09:00:00Z`); the " +
 							"API stores it in UTC and the configuration's spelling is kept while the instant is the same.",
 						Validators: []validator.String{rfc3339Validator{}},
+					},
+					"every": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "A fixed interval in UTC, whatever the daylight saving: `90m`, `2h`, `1h30m`, " +
+							"`1d` (at least 1 minute). The configuration's spelling is kept while the API's means the same.",
+					},
+					"anchor": schema.StringAttribute{
+						Optional: true, Computed: true,
+						MarkdownDescription: "With `every`: the instant runs are counted from (runs at anchor + k x every), " +
+							"RFC 3339 with an offset. Default: chosen by the API when the schedule is written.",
+						Validators: []validator.String{rfc3339Validator{}},
+					},
+					"window_seconds": schema.Int64Attribute{
+						Optional: true, Computed: true, Default: int64default.StaticInt64(0),
+						MarkdownDescription: "0-86400, and no longer than the schedule's shortest interval: each run is " +
+							"called at its time plus an offset in the window, the same for every retry; the run keeps its " +
+							"time as `X-Scheduled-At`. Default: `0`.",
+					},
+					"starts_at": schema.StringAttribute{
+						Optional: true, MarkdownDescription: "No run before this instant (RFC 3339 with an offset).",
+						Validators: []validator.String{rfc3339Validator{}},
+					},
+					"ends_at": schema.StringAttribute{
+						Optional:            true,
+						MarkdownDescription: "No run after this instant; past it the task is `completed`.",
+						Validators:          []validator.String{rfc3339Validator{}},
+					},
+					"max_runs": schema.Int64Attribute{
+						Optional: true, MarkdownDescription: "After this many runs the task is `completed`.",
+					},
+					"exclude_calendars": schema.ListAttribute{
+						Optional: true, Computed: true, ElementType: types.StringType,
+						Default: listdefault.StaticValue(types.ListValueMust(types.StringType, []attr.Value{})),
+						MarkdownDescription: "Names of the tenant's calendars (`jobsched_calendar`): a run on one of their " +
+							"dates is skipped (its history says `calendar:<name>`). Default: none.",
 					},
 				},
 			},
@@ -116,12 +153,22 @@ func taskResourceSchema() schema.Schema {
 					"values: A-Z a-z 0-9 . _ - or empty, each at most 63. Labels added outside Terraform are " +
 					"removed by the next apply. Default: none.",
 			},
+			"overlap": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString(TaskDefaults.Overlap),
+				MarkdownDescription: "While a previous run is unfinished: `allow` (runs may overlap), `skip` (the new " +
+					"run is skipped), `buffer_one` (at most one run waits) or `replace` (a waiting or retrying run is " +
+					"cancelled for the new one; a call in flight is never interrupted). Default: `allow`.",
+			},
+			"delete_after_completion": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				MarkdownDescription: "Delete the task once it is `completed` (past `ends_at` or `max_runs`). Default: `false`.",
+			},
 			"paused": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Whether the task is paused (pending jobs cancelled, nothing runs). A task " +
 					"that paused itself (`auto_pause_after`) shows as a change back to `false` in the next plan.",
 			},
-			"status":        readOnly("`active` or `paused`."),
+			"status":        readOnly("`active`, `paused` or `completed` (past `ends_at` or `max_runs`)."),
 			"paused_reason": readOnly("Why the task is paused; null while active."),
 			"consecutive_failures": schema.Int64Attribute{
 				Computed: true, MarkdownDescription: "Dead jobs in a row; a success resets it.",
