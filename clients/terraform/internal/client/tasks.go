@@ -86,6 +86,7 @@ type Task struct {
 	Labels                map[string]string `json:"labels"`
 	Overlap               string            `json:"overlap"`
 	DeleteAfterCompletion bool              `json:"delete_after_completion"`
+	RunsScheduled         *int64            `json:"runs_scheduled"`
 	ETag                  string            `json:"-"`
 }
 

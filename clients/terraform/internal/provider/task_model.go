@@ -27,6 +27,7 @@ type taskModel struct {
 	Labels                types.Map      `tfsdk:"labels"`
 	Overlap               types.String   `tfsdk:"overlap"`
 	DeleteAfterCompletion types.Bool     `tfsdk:"delete_after_completion"`
+	RunsScheduled         types.Int64    `tfsdk:"runs_scheduled"`
 	Paused                types.Bool     `tfsdk:"paused"`
 	Status                types.String   `tfsdk:"status"`
 	PausedReason          types.String   `tfsdk:"paused_reason"`
@@ -169,6 +170,7 @@ func taskFromAPI(ctx context.Context, task *client.Task, prior *taskModel, store
 		Labels:                labels,
 		Overlap:               types.StringValue(task.Overlap),
 		DeleteAfterCompletion: types.BoolValue(task.DeleteAfterCompletion),
+		RunsScheduled:         types.Int64PointerValue(task.RunsScheduled),
 		Paused:                types.BoolValue(task.Status == "paused"),
 		Status:                types.StringValue(task.Status),
 		PausedReason:          types.StringPointerValue(task.PausedReason),

@@ -58,7 +58,7 @@ func taskResourceSchema() schema.Schema {
 					},
 					"timezone": schema.StringAttribute{
 						Optional: true, Computed: true,
-						MarkdownDescription: "An IANA zone the cron is read in. Default for a cron: `UTC`; none for a one-shot.",
+						MarkdownDescription: "An IANA zone the cron is read in. Default for a cron or an `every`: `UTC`; none for a one-shot.",
 						PlanModifiers:       []planmodifier.String{timezoneDefault{}},
 					},
 					"run_at": schema.StringAttribute{
@@ -163,6 +163,9 @@ func taskResourceSchema() schema.Schema {
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Delete the task once it is `completed` (past `ends_at` or `max_runs`). Default: `false`.",
 			},
+			"runs_scheduled": schema.Int64Attribute{
+				Computed: true, MarkdownDescription: "Runs made so far, counted while the schedule has `ends_at` or `max_runs`; null otherwise.",
+			},
 			"paused": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				MarkdownDescription: "Whether the task is paused (pending jobs cancelled, nothing runs). A task " +
@@ -197,7 +200,7 @@ func intWithDefault(value int64, description string) schema.Int64Attribute {
 type timezoneDefault struct{}
 
 func (timezoneDefault) Description(context.Context) string {
-	return "UTC for a cron without a zone, null for a one-shot"
+	return "UTC for a cron or an interval without a zone, null for a one-shot"
 }
 
 func (m timezoneDefault) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
@@ -206,12 +209,13 @@ func (timezoneDefault) PlanModifyString(ctx context.Context, req planmodifier.St
 	if !req.ConfigValue.IsNull() {
 		return
 	}
-	var cron types.String
+	var cron, every types.String
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("schedule").AtName("cron"), &cron)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("schedule").AtName("every"), &every)...)
 	switch {
-	case cron.IsUnknown():
+	case cron.IsUnknown() || every.IsUnknown():
 		resp.PlanValue = types.StringUnknown()
-	case cron.IsNull():
+	case cron.IsNull() && every.IsNull():
 		resp.PlanValue = types.StringNull()
 	default:
 		resp.PlanValue = types.StringValue(TaskDefaults.Timezone)
