@@ -159,10 +159,9 @@ def _runs(task: Task, start: datetime, end: datetime) -> list[datetime]:
     """The task's runs in [start, end), at most MAX_RUNS (more is a BackfillRangeError naming `to`)."""
     runs: list[datetime] = []
     prev = start - timedelta(microseconds=1)
-    if task.every_seconds is not None:  # an interval counts from its anchor, not from `start`
-        prev = first_every_run(every_seconds=task.every_seconds, anchor=task.anchor, after=prev) - timedelta(
-            seconds=task.every_seconds
-        )
+    if task.every_seconds is not None and task.anchor is not None:  # an interval counts from its anchor
+        first = first_every_run(every_seconds=task.every_seconds, anchor=task.anchor, after=prev)
+        prev = first - timedelta(seconds=task.every_seconds)
     while True:
         try:
             run = schedule.next_run_for(
