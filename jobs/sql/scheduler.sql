@@ -79,7 +79,7 @@ ON DUPLICATE KEY UPDATE id = jobs.id
 -- UPDATE by this tick, so no other scheduler makes a run of it meanwhile (several schedulers agree).
 -- Earlier runs only (scheduled_at before this one): pending (waiting, or waiting for a retry) or
 -- running. skip: skipped when one is unfinished; buffer_one: skipped when one is pending (at most
--- one waits); replace: always pending (scheduler_replace_waiting_jobs cancels the waiting ones).
+-- one waits), else called no earlier than the lease end of a call in flight; replace: always pending (scheduler_replace_waiting_jobs cancels the waiting ones).
 -- A skipped job is terminal from its insert: finished_at set, the reason in `error` (an excluded
 -- calendar date, calendars.sql, wins over the overlap policy). Served by the
 -- unique (task_id, scheduled_at) index (a range of the task's unarchived jobs), then the rows.
@@ -95,7 +95,13 @@ SELECT g.id, g.task_id, g.tenant_id, g.scheduled_at, g.call_at, IF(g.reason IS N
        IF(g.reason IS NULL, NULL, NOW(6)), g.reason
 FROM (
     SELECT UNHEX(due.job_id) AS id, t.id AS task_id, t.tenant_id, due.scheduled_at,
-           COALESCE(due.call_at, due.scheduled_at) AS call_at, t.priority, t.max_attempts, t.timeout_seconds,
+           -- buffer_one: a run behind a call in flight waits for it, called no earlier than that
+           -- call's lease end (its timeout; a retry it asks for then waits behind this run).
+           GREATEST(COALESCE(due.call_at, due.scheduled_at), COALESCE(IF(due.overlap = 'buffer_one', (
+               SELECT MAX(r.lease_expires_at) FROM jobs AS r
+               WHERE r.task_id = t.id AND r.scheduled_at < due.scheduled_at AND r.status = 'running'), NULL),
+               COALESCE(due.call_at, due.scheduled_at))) AS call_at,
+           t.priority, t.max_attempts, t.timeout_seconds,
            t.backoff_base_seconds, t.http_method, t.http_url, t.http_headers, t.http_body, t.secret_ref,
            t.labels,
            -- An excluded calendar date first (calendars.sql), then the overlap policy; NULL: pending.

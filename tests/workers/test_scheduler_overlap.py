@@ -156,3 +156,25 @@ def test_a_batch_with_every_option_is_six_statements_whatever_its_size():
 
     # select, plain insert, options' insert, replace's update, plain advance, limited advance
     assert (result.selected, result.statements) == (25, 6)
+
+
+def test_a_buffer_one_run_behind_a_call_in_flight_waits_for_that_calls_lease_to_end():
+    due = db_now().replace(second=0, microsecond=0)
+    buffered = make_task(overlap="buffer_one", next_run_at=due)
+    lease_end = due + timedelta(seconds=25)
+    make_job(
+        buffered,
+        scheduled_at=due - MINUTE,
+        status=JobStatus.RUNNING,
+        attempt=1,
+        worker_id="w1",
+        lease_expires_at=lease_end,
+    )
+    free = make_task(overlap="buffer_one", next_run_at=due)
+
+    Scheduler(lookahead_seconds=0).tick()
+
+    waiting = Job.objects.get(task_id=buffered.id, scheduled_at=due)
+    assert (waiting.status, waiting.next_attempt_at) == (JobStatus.PENDING, lease_end)
+    assert waiting.scheduled_at == due  # its identity (X-Scheduled-At) stays nominal
+    assert Job.objects.get(task_id=free.id, scheduled_at=due).next_attempt_at == due
