@@ -282,7 +282,8 @@ class TaskInput(StrictSerializer):
         choices=Overlap.choices,
         default=Overlap.ALLOW,
         help_text="a run while the previous one is unfinished: allow (as today), skip, buffer_one (at most one "
-        "waits, called no earlier than the lease end of a call in flight), or replace (waiting or retrying previous runs are cancelled; a call in flight never is)",
+        "waits, called no earlier than the lease end of a call in flight), or replace (waiting or retrying "
+        "previous runs are cancelled; a call in flight never is)",
     )
     delete_after_completion = JsonBooleanField(
         default=False, help_text="delete the task (as DELETE does) once it is completed (ends_at or max_runs)"
