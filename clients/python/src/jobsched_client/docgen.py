@@ -61,13 +61,15 @@ def _command_sections(
     return lines
 
 
-# `jobsched tasks` has a page of its own: together the commands outgrow one readable page.
+# `jobsched tasks` has a page of its own, and so do the tenant's other resources (calendars,
+# notifications, rate limits): together the commands outgrow one readable page.
 _OWN_PAGE = "tasks"
+_RESOURCES = ("calendars", "notifications", "rate-limits")
 
 
 def cli_reference() -> str:
-    """Every command but `jobsched tasks …` (cli_tasks_reference), and the exit codes."""
-    lines = _command_sections(cli, ["jobsched"], None, skip=frozenset({_OWN_PAGE}))
+    """Every command but `jobsched tasks …` and the resources' (their own pages), and the exit codes."""
+    lines = _command_sections(cli, ["jobsched"], None, skip=frozenset({_OWN_PAGE, *_RESOURCES}))
     lines += ["### Exit codes", "", "| code | meaning |", "|---|---|"]
     lines += [f"| {code} | {_escape(meaning)} |" for code, meaning in EXIT_CODES.items()]
     return "\n".join(lines).rstrip() + "\n"
@@ -78,6 +80,16 @@ def cli_tasks_reference() -> str:
     root = click.Context(cli, info_name="jobsched")
     assert isinstance(cli, click.Group)  # the `jobsched` command is a group of commands
     lines = _command_sections(cli.commands[_OWN_PAGE], ["jobsched", _OWN_PAGE], root)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def cli_resources_reference() -> str:
+    """`jobsched calendars …`, `jobsched notifications …`, `jobsched rate-limits …`."""
+    root = click.Context(cli, info_name="jobsched")
+    assert isinstance(cli, click.Group)  # the `jobsched` command is a group of commands
+    lines: list[str] = []
+    for name in _RESOURCES:
+        lines += _command_sections(cli.commands[name], ["jobsched", name], root)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -138,6 +150,7 @@ GENERATORS = {
     "sdk.md": ("sdk-reference", sdk_reference),
     "cli-reference.md": ("cli-reference", cli_reference),
     "cli-reference-tasks.md": ("cli-reference-tasks", cli_tasks_reference),
+    "cli-reference-resources.md": ("cli-reference-resources", cli_resources_reference),
 }
 
 
