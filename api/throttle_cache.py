@@ -53,8 +53,10 @@ class UpsertDatabaseCache(DatabaseCache):
                 cursor.execute(f"SELECT COUNT(*) FROM {table}")
                 entries = cursor.fetchone()[0]
                 if entries > self._max_entries:
-                    # Django's own culling (expired rows, then a share of the rest); the stubs omit it.
-                    self._cull(db, cursor, tz_now().replace(microsecond=0), entries)  # type: ignore[attr-defined]
+                    # Django's own culling (expired rows, then a share of the rest).
+                    now = tz_now().replace(microsecond=0)
+                    self._cull(db, cursor, now, entries)  # type: ignore[attr-defined]  # real, missing from django-stubs
+
             # One statement, atomic on the key's row: two processes writing the same key at once
             # both succeed and the later write wins, as with Django's SELECT-then-UPDATE (which
             # could instead fail silently on the race's duplicate INSERT).

@@ -13,11 +13,13 @@ selector used before (commit 0580973), round by round, statistics recounted firs
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 TENANT = "bench-labels"
@@ -123,16 +125,16 @@ def _compare(cases: dict[str, dict[str, str] | None], samples: int) -> dict[str,
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE TABLE tasks, task_labels")
         cursor.fetchall()
-    runs: dict[str, object] = {}
+    runs: dict[str, Callable[[], object]] = {}
     for name, labels in cases.items():
-        runs[name] = lambda labels=labels: task_page(tenant_id=TENANT, before=None, limit=50, labels=labels)
+        runs[name] = functools.partial(task_page, tenant_id=TENANT, before=None, limit=50, labels=labels)
         if labels:
-            runs[f"{name} before"] = lambda labels=labels: _semi_join_page(labels)
+            runs[f"{name} before"] = functools.partial(_semi_join_page, labels)
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(samples):
         for name, run in runs.items():
             began = time.perf_counter()
-            run()  # type: ignore[operator]  # the lambdas above
+            run()
             times[name].append((time.perf_counter() - began) * 1000)
     figures: dict[str, object] = {}
     for name, values in times.items():

@@ -36,7 +36,7 @@ class CalendarInput(StrictSerializer):
         return value
 
     # Returns the typed spec, not the attrs dict DRF's stubs expect (as tasks' ScheduleInput does).
-    def validate(self, attrs: dict[str, Any]) -> CalendarSpec:  # type: ignore[override]
+    def validate(self, attrs: dict[str, Any]) -> CalendarSpec:  # type: ignore[override]  # a typed spec, see above
         try:
             dates = _dates(attrs.get("dates", []))
             ranges = _ranges(attrs.get("ranges", []))
