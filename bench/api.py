@@ -269,7 +269,8 @@ def _print_run(label: str, run: dict[str, Any]) -> None:
     print(f"{label:>6} {run['commit']}: {figures}  load {run['load_average_before'][0]:.2f}", flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The options, checked (`make bench` takes the defaults: `parse_args([])`)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=10, help="per phase")
     parser.add_argument("--warmup", type=int, default=2, help="seconds of each phase before measuring (0: none)")
@@ -304,6 +305,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--database: bad name {args.database!r}")
     if args.base is not None and not (args.base / "manage.py").is_file():
         parser.error(f"--base: {args.base} is not a jobsched checkout")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     wrk = shutil.which("wrk")
     if wrk is None:
         print("wrk is not installed: scripts/os-packages.sh bench installs it", file=sys.stderr)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+STALL_TAIL = 500  # issue #33 goal 3: no stall until the last 500 calls
 Arrival = tuple[float, str, str, str]  # (time.time() on arrival, idempotency key, scheduled at, bench task)
 
 
@@ -53,7 +55,26 @@ def fire_figures(arrivals: list[Arrival], *, due: float, tasks: int) -> dict[str
         }
         # From the second to the last call: the rate a tenant sees for a burst due at once.
         figures["jobs_per_second"] = round(len(lateness) / lateness[-1], 1) if lateness[-1] > 0 else None
+        figures["stalls"] = stall_figures(lateness)
     return figures
+
+
+def stall_figures(lateness: list[float], *, tail: int = STALL_TAIL) -> dict[str, Any]:
+    """The longest time without a call while due jobs waited: from the due second (0) through
+    the sorted arrivals up to the one `tail` calls before the last (every job is due from the
+    second on, so until then some wait); and the 100 ms windows with no call in that stretch."""
+    upto = lateness[: max(1, len(lateness) - tail)]
+    points = [0.0, *(value for value in upto if value > 0)]
+    gaps = [(later - earlier, earlier) for earlier, later in itertools.pairwise(points)]
+    longest, at = max(gaps, default=(0.0, 0.0))
+    _, counts = bins_per_100ms([value for value in upto if value >= 0])
+    return {
+        "until_seconds": round(upto[-1], 4),
+        "longest_gap_seconds": round(longest, 4),
+        "longest_gap_after_seconds": round(at, 4),
+        "gaps_over_100ms": sum(1 for gap, _ in gaps if gap > 0.1),
+        "empty_100ms_bins": sum(1 for count in counts if count == 0),
+    }
 
 
 def cpu_figures(cpu: dict[str, float], *, jobs: int) -> dict[str, Any]:

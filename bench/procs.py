@@ -147,12 +147,15 @@ def start_executors(
     name: str = "executor",
     worker: str = "bench",
     command: str = "run_executor",
+    manage: Sequence[str] = MANAGE,
 ) -> list[Child]:
-    """`count` real `command` processes, `<name>-<n>` logging to `<log_dir>/<name>-<n>.log`, ids `<worker>-<n>`."""
+    """`count` real `command` processes, `<name>-<n>` logging to `<log_dir>/<name>-<n>.log`, ids `<worker>-<n>`.
+
+    `manage`: the manage.py to run (another checkout's, for a base commit)."""
     return [
         Child(
             f"{name}-{n}",
-            [*MANAGE, command, "--worker-id", f"{worker}-{n}", *options],
+            [*manage, command, "--worker-id", f"{worker}-{n}", *options],
             env=env,
             log_dir=log_dir,
         )

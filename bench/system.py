@@ -26,6 +26,7 @@ import os
 import platform
 import re
 import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -37,7 +38,7 @@ from typing import Any
 import django
 
 ROOT = Path(__file__).resolve().parent.parent
-SYSTEMS = ("jobsched", "celery")
+SYSTEMS = ("jobsched", "jobsched-cold", "celery", "api")
 CRONS = ("0 0 1 1 *", "30 6 1 7 *", "15 12 15 3 *", "45 18 1 10 *")  # yearly: never again during a bench
 ZONES = ("UTC", "Europe/Madrid", "America/New_York", "Asia/Tokyo", "Australia/Sydney")
 FAR_FUTURE = datetime(2100, 1, 1)
@@ -50,9 +51,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tenants", type=int, default=100)
     parser.add_argument(
         "--systems",
-        default="jobsched,celery",
-        help=f"comma-separated, run in this order: {', '.join(SYSTEMS)}",
+        default="jobsched,jobsched-cold,celery",
+        help=f"comma-separated, run in this order: {', '.join(SYSTEMS)} (jobsched-cold: the processes start"
+        " at the second the tasks are due)",
     )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        help="another checkout (the base commit): its processes run the jobsched systems too, interleaved"
+        " with this checkout's, on a database of their own (<database>_base)",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="with --base: runs of each checkout, alternating")
     parser.add_argument("--executors", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=500, help="per executor (the shipped default is 200)")
     parser.add_argument("--executor-args", default="", help="extra run_executor options, space-separated")
@@ -80,6 +89,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--tasks, --tenants, --executors and --concurrency must be positive")
     if not args.database.replace("_", "").isalnum():
         parser.error(f"--database: bad name {args.database!r}")
+    if args.rounds < 1:
+        parser.error("--rounds must be positive")
+    if args.base is not None:
+        if not (args.base / "manage.py").is_file():
+            parser.error(f"--base: {args.base} is not a jobsched checkout")
+        args.base = args.base.resolve()
     return args
 
 
@@ -107,25 +122,51 @@ def _task_rows(*, tasks: int, tenants: int, url: str) -> Iterator[tuple]:
     )
 
 
-def run_jobsched(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
-    """The real processes on N tasks due at one second; the figures of that run."""
+def _prepare_database(checkout: Path, name: str) -> None:
+    """`name` created and migrated by `checkout`'s own code (a base checkout has its own migrations)."""
+    from database.reachability import database_url_for
+
+    from .database import use_database
+
+    if checkout == ROOT:
+        use_database(name)
+        return
+    env = {**os.environ, "DATABASE_URL": database_url_for(name), "PYTHONPATH": str(checkout)}
+    for command in (["ensure_database"], ["migrate", "--verbosity", "0"]):
+        subprocess.run([sys.executable, str(checkout / "manage.py"), *command], env=env, cwd=checkout, check=True)
+
+
+def _commit(checkout: Path) -> str:
+    found = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    return found.stdout.strip()
+
+
+def run_jobsched(
+    args: argparse.Namespace, *, log_dir: Path, checkout: Path = ROOT, database: str, cold: bool = False
+) -> dict[str, Any]:
+    """The real processes on N tasks due at one second; the figures of that run.
+
+    Warm (the default): the processes run first and the tasks are made due `--lead-seconds` later.
+    `cold`: the tasks are due at a whole second and the processes are started at that second, as
+    after a deployment or an outage with work waiting; every figure counts from that second.
+    """
     engine = "httptools"  # the executor's one HTTP engine, named in the figures as before
     from database.reachability import database_url_for
 
-    from .database import connect, db_now, insert_tasks, use_database, whole_second_after
+    from .database import connect, db_now, insert_tasks, whole_second_after
     from .figures import cpu_figures, fire_figures
-    from .procs import MANAGE, Child, cpu_seconds, database_server_pid, start_executors, stop_all
+    from .procs import Child, cpu_seconds, database_server_pid, start_executors, stop_all
     from .receiver import Receiver
 
-    name = args.database
-    use_database(name)
+    manage = [sys.executable, str(checkout / "manage.py")]
     env = {
         **os.environ,
-        "DATABASE_URL": database_url_for(name),
+        "DATABASE_URL": database_url_for(database),
         "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "tests.settings"),
         "LOG_LEVEL": "INFO",
+        "PYTHONPATH": str(checkout),
     }
-    conn = connect(name)
+    conn = connect(database)
     cursor = conn.cursor()
     cursor.execute("SELECT VERSION()")
     (server_version,) = cursor.fetchone()
@@ -133,21 +174,44 @@ def run_jobsched(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
     cursor.execute("DELETE FROM tasks")
     receiver = Receiver(log_dir, engine)
     env["EGRESS_ALLOWLIST"] = f"127.0.0.1:{receiver.port}"
-    log(f"jobsched ({engine}): inserting {args.tasks} tasks for {args.tenants} tenants ...")
+    log(f"jobsched ({engine}, {_commit(checkout)}): inserting {args.tasks} tasks for {args.tenants} tenants ...")
     insert_tasks(cursor, _task_rows(tasks=args.tasks, tenants=args.tenants, url=receiver.url))
 
     executor_options = ["--concurrency", str(args.concurrency), *args.executor_args.split()]
-    children = [Child("scheduler", [*MANAGE, "run_scheduler"], env=env, log_dir=log_dir)]
-    children += start_executors(args.executors, options=executor_options, env=env, log_dir=log_dir)
-    children.append(Child("reconciler", [*MANAGE, "run_reconciler"], env=env, log_dir=log_dir))
     database_pid = database_server_pid(cursor)
+    children: list[Child] = []
     profiler: Child | None = None
+
+    def start_children() -> None:
+        children.append(Child("scheduler", [*manage, "run_scheduler"], env=env, log_dir=log_dir))
+        executors = start_executors(args.executors, options=executor_options, env=env, log_dir=log_dir, manage=manage)
+        children.extend(executors)
+        children.append(Child("reconciler", [*manage, "run_reconciler"], env=env, log_dir=log_dir))
+
     try:
-        for child in children:
-            child.wait_for_log("event=start", timeout=120)
-        # What the executors run with, as they logged it (the prefetch defaults to 20 per call slot).
-        prefetch = re.search(r"\bprefetch=(\d+)", children[1].log())
-        time.sleep(1.0)  # the first polls and imports settle
+        if cold:
+            # Due at a whole second, in the database's clock; the processes start when it comes.
+            due_naive = whole_second_after(db_now(cursor), 2.0)
+            cursor.execute("UPDATE tasks SET next_run_at = %s", [due_naive])
+            due = due_naive.replace(tzinfo=UTC)
+            cpu_before = {"database_server": cpu_seconds(database_pid), "receiver": cpu_seconds(receiver.child.pid)}
+            load_before = os.getloadavg()
+            time.sleep(max(0.0, due.timestamp() - time.time()))
+            start_children()
+            log(f"jobsched ({engine}): processes started at {due.isoformat()}, when {args.tasks} tasks are due")
+            cpu_before.update({child.name: 0.0 for child in children})
+        else:
+            start_children()
+            for child in children:
+                child.wait_for_log("event=start", timeout=120)
+            time.sleep(1.0)  # the first polls and imports settle
+            cpu_before = {child.name: cpu_seconds(child.pid) for child in children}
+            cpu_before |= {"receiver": cpu_seconds(receiver.child.pid), "database_server": cpu_seconds(database_pid)}
+            load_before = os.getloadavg()
+            due_naive = whole_second_after(db_now(cursor), args.lead_seconds)
+            due = due_naive.replace(tzinfo=UTC)
+            cursor.execute("UPDATE tasks SET next_run_at = %s", [due_naive])
+            log(f"jobsched ({engine}): {args.tasks} tasks due at {due.isoformat()}")
         watched = {child.name: child.pid for child in children} | {"receiver": receiver.child.pid}
         watched["database_server"] = database_pid or 0
         if args.profile:
@@ -155,12 +219,6 @@ def run_jobsched(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
             command = ["py-spy", "record", "--pid", str(children[1].pid), "--rate", "200", "--nonblocking"]
             command = [str(Path(sys.executable).parent / command[0]), *command[1:]]
             profiler = Child("py-spy", [*command, "--format", "raw", "-o", str(profile_path)], env=env, log_dir=log_dir)
-        cpu_before = {label: cpu_seconds(pid) for label, pid in watched.items()}
-        load_before = os.getloadavg()
-        due_naive = whole_second_after(db_now(cursor), args.lead_seconds)
-        due = due_naive.replace(tzinfo=UTC)
-        cursor.execute("UPDATE tasks SET next_run_at = %s", [due_naive])
-        log(f"jobsched ({engine}): {args.tasks} tasks due at {due.isoformat()}")
 
         # When the last job existed: count jobs (the bench database holds only these) until all are there.
         last_job_existed = None
@@ -194,6 +252,8 @@ def run_jobsched(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
         load_after = os.getloadavg()
         cursor.execute("SELECT status, COUNT(*) FROM jobs GROUP BY status")
         statuses = dict(cursor.fetchall())
+        # What the executors run with, as they logged it (the prefetch defaults to 20 per call slot).
+        prefetch = re.search(r"\bprefetch=(\d+)", children[1].log())
     finally:
         if profiler is not None:
             profiler.process.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
@@ -205,7 +265,8 @@ def run_jobsched(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
     cpu["executors"] = sum(seconds for label, seconds in cpu.items() if label.startswith("executor-"))
     figures = fire_figures(arrivals, due=due.timestamp(), tasks=args.tasks)
     return {
-        "system": f"jobsched ({engine})",
+        "system": f"jobsched ({engine})" + (", cold start" if cold else ""),
+        "commit": _commit(checkout),
         "due_at": due.isoformat(),
         "complete": complete,
         "last_job_existed_seconds": round(last_job_existed, 3) if last_job_existed is not None else None,
@@ -219,6 +280,9 @@ def run_jobsched(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
             "run_executor": f"{args.executors} processes, {' '.join(executor_options)}"
             + (f" (prefetch {prefetch.group(1)})" if prefetch else ""),
             "run_reconciler": "shipped defaults",
+            "started": "at the second the tasks are due"
+            if cold
+            else f"{args.lead_seconds:g} s before the tasks are due",
         },
         "database_server": server_version,
         "load_average_before": [round(x, 2) for x in load_before],
@@ -331,6 +395,111 @@ def run_celery(args: argparse.Namespace, *, log_dir: Path) -> dict[str, Any]:
 
 # -- the run -------------------------------------------------------------------------------------
 
+# Issue #33's goals for the jobsched systems: (goal, system, figure path, target, "max" or "min").
+GOALS = (
+    ("2. cold start: first call (s)", "jobsched-cold", ("fire_seconds", "first"), 1.0),
+    ("2. cold start: last call (s)", "jobsched-cold", ("fire_seconds", "last"), 6.0),
+    ("3. warm burst: longest time without a call until the last 500 (s)", "jobsched",
+     ("stalls", "longest_gap_seconds"), 0.1),
+    ("3. warm burst: last call (s)", "jobsched", ("fire_seconds", "last"), 4.0),
+    ("4. database server CPU per job (ms)", "jobsched", ("cpu_ms_per_job", "database_server"), 0.25),
+)  # fmt: skip
+MACHINE_LOOP = 5_000_000
+
+
+def machine_speed() -> float:
+    """Seconds of one core for a fixed pure-Python loop: how fast the machine is that day (the same
+    machine kind has run the same bench at half the speed of another day)."""
+    started = time.process_time()
+    total = 0
+    for n in range(MACHINE_LOOP):
+        total += n
+    return round(time.process_time() - started, 3)
+
+
+def _figure(run: dict[str, Any], path: tuple[str, str]) -> float | None:
+    value = run.get(path[0], {})
+    return value.get(path[1]) if isinstance(value, dict) else None
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def goals(runs: dict[str, list[dict[str, Any]]], base_runs: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Each goal's figure (the median over this checkout's rounds) beside its target, and the base's."""
+    rows = []
+    for goal, system, path, target in GOALS:
+        values = [value for run in runs.get(system, []) if (value := _figure(run, path)) is not None]
+        if not values:
+            continue
+        figure = _median(values)
+        row: dict[str, Any] = {"goal": goal, "figure": round(figure, 4), "target": target, "met": figure <= target}
+        base_values = [value for run in base_runs.get(system, []) if (value := _figure(run, path)) is not None]
+        if base_values:
+            row["base"] = round(_median(base_values), 4)
+        rows.append(row)
+    return rows
+
+
+def _api_goals(api: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for phase, verdict in api["targets"].items():
+        rows.append(
+            {
+                "goal": f"1. API {phase}: requests per second",
+                "figure": verdict["requests_per_second"],
+                "target": verdict["target_requests_per_second"],
+                "met": verdict["rate_met"],
+                "base": verdict["base_requests_per_second"],
+            }
+        )
+        rows.append(
+            {
+                "goal": f"1. API {phase}: p99 (ms)",
+                "figure": verdict["p99_ms"],
+                "target": verdict["target_p99_ms"],
+                "met": verdict["p99_met"],
+            }
+        )
+    return rows  # fmt: skip
+
+
+def run_api(args: argparse.Namespace, *, out_dir: Path) -> dict[str, Any]:
+    """bench.api's two phases (create, list of 50) for this checkout, and for `--base` interleaved."""
+    import shutil
+
+    from . import api
+
+    wrk = shutil.which("wrk")
+    if wrk is None:
+        raise SystemExit("wrk is not installed: scripts/os-packages.sh bench installs it")
+    options = api.parse_args([])  # its defaults: 10 s per phase, 16 connections, 3 workers
+    runs: list[dict[str, Any]] = []
+    base_runs: list[dict[str, Any]] = []
+    for _ in range(args.rounds):
+        if args.base is not None:
+            base_runs.append(api.measure(args.base, f"{options.database}_base", options, out_dir / "base", wrk))
+        runs.append(api.measure(ROOT, options.database, options, out_dir, wrk))
+    if base_runs:
+        base_rates = {phase: _median([run[phase]["requests_per_second"] for run in base_runs]) for phase in api.PHASES}
+        reference = f"{args.base} (measured here, interleaved)"
+    else:
+        committed = json.loads((ROOT / "docs" / "bench" / "api.json").read_text())
+        base_rates = {phase: committed[phase]["requests_per_second"] for phase in api.PHASES}
+        reference = f"docs/bench/api.json ({committed.get('date', 'undated')})"
+    return {"base": reference, "runs": runs, "base_runs": base_runs, "targets": api.verdicts(runs, base_rates)}
+
+
+def _print_goals(rows: list[dict[str, Any]]) -> None:
+    width = max((len(row["goal"]) for row in rows), default=0)
+    for row in rows:
+        base = f"   (base {row['base']:g})" if "base" in row else ""
+        verdict = "met" if row["met"] else "NOT met"
+        print(f"  {row['goal']:<{width}}  {row['figure']:>9g}  target {row['target']:g}: {verdict}{base}", flush=True)
+
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
@@ -342,30 +511,63 @@ def main(argv: list[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": _commit(ROOT),
         "machine": {
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
             "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+            "python_loop_seconds": machine_speed(),
+            "python_loop": f"CPU seconds of `for n in range({MACHINE_LOOP:_}): total += n`",
         },
         "tasks": args.tasks,
         "tenants": args.tenants,
         "zones": list(ZONES),
         "systems": {},
     }
+    runs: dict[str, list[dict[str, Any]]] = {}
+    base_runs: dict[str, list[dict[str, Any]]] = {}
+    if args.base is not None:
+        result["base"] = {"checkout": str(args.base), "commit": _commit(args.base), "systems": {}}
+        _prepare_database(args.base, f"{args.database}_base")
+    _prepare_database(ROOT, args.database)
     for name in args.systems:
-        if name == "celery":
-            result["systems"][name] = run_celery(args, log_dir=log_dir)
-        else:
-            result["systems"][name] = run_jobsched(args, log_dir=log_dir)
-        summary = {k: v for k, v in result["systems"][name].items() if not k.startswith("_")}
-        log(f"{name}: {json.dumps(summary)}")
-    lateness = {name: figures.pop("_lateness") for name, figures in result["systems"].items()}
+        if name == "api":
+            result["api"] = run_api(args, out_dir=out_dir)
+            continue
+        for round_number in range(1, (args.rounds if name != "celery" else 1) + 1):
+            checkouts = [ROOT] if args.base is None or name == "celery" else [args.base, ROOT]
+            for checkout in checkouts:
+                label = "base" if checkout != ROOT else "this"
+                if name == "celery":
+                    figures = run_celery(args, log_dir=log_dir)
+                else:
+                    database = args.database if checkout == ROOT else f"{args.database}_base"
+                    run_logs = log_dir / name / label
+                    run_logs.mkdir(parents=True, exist_ok=True)
+                    figures = run_jobsched(
+                        args, log_dir=run_logs, checkout=checkout, database=database, cold=name == "jobsched-cold"
+                    )
+                (runs if checkout == ROOT else base_runs).setdefault(name, []).append(figures)
+                summary = {k: v for k, v in figures.items() if not k.startswith("_")}
+                log(f"{name} ({label}, round {round_number}): {json.dumps(summary)}")
+    lateness: dict[str, list[float]] = {}
+    for name, system_runs in runs.items():
+        lateness[name] = system_runs[-1]["_lateness"]
+        for run in system_runs:
+            run.pop("_lateness", None)
+        result["systems"][name] = {**system_runs[-1], **({"rounds": system_runs} if len(system_runs) > 1 else {})}
+    for name, system_runs in base_runs.items():
+        result["base"]["systems"][name] = {"rounds": system_runs}
+        lateness[f"{name} (base)"] = system_runs[-1].pop("_lateness")
+        for run in system_runs:
+            run.pop("_lateness", None)
     systems = result["systems"]
     if "jobsched" in systems and "celery" in systems:
         ours, theirs = systems["jobsched"].get("fire_seconds"), systems["celery"].get("fire_seconds")
         if ours and theirs and ours["last"] > 0:
             result["celery_last_call_over_jobsched_last_call"] = round(theirs["last"] / ours["last"], 2)
+    result["goals"] = goals(runs, base_runs) + (_api_goals(result["api"]) if "api" in result else [])
     result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     if not args.no_plots:
         from .plots import draw
@@ -374,9 +576,10 @@ def main(argv: list[str] | None = None) -> int:
         result["plots"] = [str(path) for path in draw(lateness, out_dir=out_dir, title=title)]
     (out_dir / "system.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
-    bad = [
-        name for name, figures in systems.items() if figures["lost"] or figures["duplicated"] or not figures["complete"]
-    ]
+    print("issue #33 goals (figure, target):")
+    _print_goals(result["goals"])
+    every_run = [run for group in (runs, base_runs) for system_runs in group.values() for run in system_runs]
+    bad = [run["system"] for run in every_run if run["lost"] or run["duplicated"] or not run["complete"]]
     if bad:
         log(f"calls lost or duplicated in: {', '.join(bad)}")
         return 1

@@ -9,9 +9,16 @@ from __future__ import annotations
 from argparse import ArgumentParser, ArgumentTypeError
 
 from django.conf import settings
+from django.core.checks import Tags
 from django.core.management.base import CommandError
 
 from workers.health import HealthServer, Heartbeat, serve_health
+
+# The system checks a loop runs at start: all but the URLconf's and the admin's. A loop serves no URL,
+# and checking them imports every view and admin page (a third of a loop's start, paid again by each
+# process of a cold start). `migrate` still runs every check: the deployment's migrate Job, and each
+# loop pod's `migrate --check` before it starts (deploy/k8s).
+LOOP_CHECKS = sorted({getattr(Tags, name) for name in dir(Tags) if not name.startswith("_")} - {Tags.urls, Tags.admin})
 
 ONCE_HELP = "step until a step finds no work, then exit 0; any error (the database's included) exits 1"
 

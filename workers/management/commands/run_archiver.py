@@ -6,12 +6,13 @@ from history.base import HistoryUnavailable
 from history.stores import get_history_store
 from workers.archiver import DEFAULT_BATCH_SIZE, DEFAULT_PURGE_LIMIT, Archiver
 from workers.loop import ReconnectBackoff, StopFlag, WorkerLoop, run_worker
-from workers.management.options import add_loop_options, idle_seconds, start_health
+from workers.management.options import LOOP_CHECKS, add_loop_options, idle_seconds, start_health
 from workers.metrics import ARCHIVER_FAILURES
 
 
 class Command(BaseCommand):
     help = "Move finished jobs (succeeded after 1 h, dead after 14 days) to the history store; purge expired ones."
+    requires_system_checks = LOOP_CHECKS
 
     def add_arguments(self, parser):
         parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="jobs per status per step")

@@ -18,7 +18,7 @@ from workers.executor.runner import Executor, ExecutorConfig, default_worker_id
 from workers.executor.secrets import TenantSecrets
 from workers.executor.signing import SigningKeys
 from workers.loop import run_worker
-from workers.management.options import add_loop_options, idle_seconds, start_health
+from workers.management.options import LOOP_CHECKS, add_loop_options, idle_seconds, start_health
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ MAX_PREFETCH = 50_000
 
 class Command(BaseCommand):
     help = "Claim due jobs (SKIP LOCKED), fire each on its second, record results behind the fence."
+    requires_system_checks = LOOP_CHECKS
 
     def add_arguments(self, parser):
         parser.add_argument("--concurrency", type=int, default=200, help="calls in flight at once")

@@ -5,13 +5,14 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.loop import StopFlag, WorkerLoop, run_worker
-from workers.management.options import add_loop_options, idle_seconds, start_health
+from workers.management.options import LOOP_CHECKS, add_loop_options, idle_seconds, start_health
 from workers.queue_stats import DEFAULT_INTERVAL_SECONDS, QueueStats
 from workers.reconciler import DEFAULT_SWEEP_LIMIT, reconcile_step
 
 
 class Command(BaseCommand):
     help = "Return running jobs whose lease expired to pending (or dead at max_attempts)."
+    requires_system_checks = LOOP_CHECKS
 
     def add_arguments(self, parser):
         add_loop_options(parser, idle_default=5.0, idle_help="seconds between sweeps when idle")

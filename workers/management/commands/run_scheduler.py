@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from workers.loop import StopFlag, WorkerLoop, run_worker
-from workers.management.options import add_loop_options, idle_seconds, start_health
+from workers.management.options import LOOP_CHECKS, add_loop_options, idle_seconds, start_health
 from workers.scheduler import DEFAULT_BATCH_SIZE, DEFAULT_LOOKAHEAD_SECONDS, Scheduler
 
 
@@ -12,6 +12,7 @@ class Command(BaseCommand):
         "Create a job for every due task run: tick at once while work is due (a full batch, or "
         "tasks still catching up), otherwise sleep the idle interval. SIGTERM/SIGINT stop it."
     )
+    requires_system_checks = LOOP_CHECKS
 
     def add_arguments(self, parser):
         parser.add_argument(
