@@ -25,6 +25,7 @@ import math
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -62,6 +63,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         " with this checkout's, on a database of their own (<database>_base)",
     )
     parser.add_argument("--rounds", type=int, default=1, help="with --base: runs of each checkout, alternating")
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
+        help="start the processes without compiled modules (each compiles its modules from source, as the"
+        " image did before it shipped bytecode: their __pycache__ directories are removed); default: every"
+        " module compiled first, as the image ships them",
+    )
     parser.add_argument("--executors", type=int, default=2)
     parser.add_argument("--concurrency", type=int, default=500, help="per executor (the shipped default is 200)")
     parser.add_argument("--executor-args", default="", help="extra run_executor options, space-separated")
@@ -136,6 +144,22 @@ def _prepare_database(checkout: Path, name: str) -> None:
         subprocess.run([sys.executable, str(checkout / "manage.py"), *command], env=env, cwd=checkout, check=True)
 
 
+def compile_bytecode(checkout: Path) -> None:
+    """Every module of `checkout` compiled, as the image ships them (deploy/Dockerfile): under
+    PYTHONDONTWRITEBYTECODE a process would compile its modules from source at each start."""
+    modules = [str(path.parent) for path in sorted(checkout.glob("*/__init__.py"))] + [str(checkout / "manage.py")]
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-j", "0", *modules], check=True, stdout=subprocess.DEVNULL
+    )
+
+
+def remove_bytecode(checkout: Path) -> None:
+    """The project's own compiled modules removed (`make bytecode` compiles them again)."""
+    for package in checkout.glob("*/__init__.py"):
+        for cache in package.parent.rglob("__pycache__"):
+            shutil.rmtree(cache)
+
+
 def _commit(checkout: Path) -> str:
     found = subprocess.run(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
     return found.stdout.strip()
@@ -166,6 +190,10 @@ def run_jobsched(
         "LOG_LEVEL": "INFO",
         "PYTHONPATH": str(checkout),
     }
+    if args.no_bytecode:
+        # As the image was: the libraries compiled (pip did), the project's own modules compiled at each start.
+        remove_bytecode(checkout)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     conn = connect(database)
     cursor = conn.cursor()
     cursor.execute("SELECT VERSION()")
@@ -280,6 +308,7 @@ def run_jobsched(
             "run_executor": f"{args.executors} processes, {' '.join(executor_options)}"
             + (f" (prefetch {prefetch.group(1)})" if prefetch else ""),
             "run_reconciler": "shipped defaults",
+            "bytecode": "none (compiled at start)" if args.no_bytecode else "compiled before the run",
             "started": "at the second the tasks are due"
             if cold
             else f"{args.lead_seconds:g} s before the tasks are due",
@@ -469,7 +498,6 @@ def _api_goals(api: dict[str, Any]) -> list[dict[str, Any]]:
 
 def run_api(args: argparse.Namespace, *, out_dir: Path) -> dict[str, Any]:
     """bench.api's two phases (create, list of 50) for this checkout, and for `--base` interleaved."""
-    import shutil
 
     from . import api
 
@@ -527,6 +555,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     runs: dict[str, list[dict[str, Any]]] = {}
     base_runs: dict[str, list[dict[str, Any]]] = {}
+    for checkout in [] if args.no_bytecode else [ROOT] if args.base is None else [args.base, ROOT]:
+        compile_bytecode(checkout)
     if args.base is not None:
         result["base"] = {"checkout": str(args.base), "commit": _commit(args.base), "systems": {}}
         _prepare_database(args.base, f"{args.database}_base")

@@ -100,6 +100,7 @@ start() {
     --log-error="$log" --port="$port" --bind-address=127.0.0.1 --user="$(id -un)" \
     --character-set-server=utf8mb4 --collation-server=utf8mb4_bin \
     --max-connections=1000 --innodb-buffer-pool-size=1G --max-allowed-packet=64M \
+    --innodb-log-file-size=1G \
     --skip-name-resolve </dev/null >>"$log" 2>&1 &
   local child=$!
   for _ in $(seq 1 120); do

@@ -168,6 +168,11 @@ def test_the_image_copies_every_python_package_and_runs_as_non_root():
     assert packages <= copied, packages - copied
     assert "collectstatic" in dockerfile
     assert re.search(r"^USER 10001", dockerfile, re.MULTILINE)
+    # Bytecode is compiled into the image before the processes lose the right to write it.
+    compiled = re.search(r"python -m compileall (\S+ )*/app$", dockerfile, re.MULTILINE)
+    assert compiled and compiled.start() < dockerfile.index("PYTHONDONTWRITEBYTECODE=1") < dockerfile.index(
+        "USER 10001"
+    )
     ignored = (ROOT / ".dockerignore").read_text()
     for package in packages:
         assert f"!{package}/" in ignored

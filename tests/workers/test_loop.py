@@ -1,5 +1,6 @@
 """The shared worker loop: busy steps repeat, idle steps sleep, signals stop, lost DBs back off."""
 
+import gc
 import os
 import random
 import signal
@@ -180,3 +181,14 @@ def test_an_error_not_named_unavailable_is_a_bug_that_ends_the_loop():
 
     with pytest.raises(LoopFailed, match="KeyError"):
         WorkerLoop("test", step, idle_seconds=1, unavailable=(OSError,)).run_step()
+
+
+def test_run_worker_freezes_what_startup_built_before_the_loop_runs():
+    frozen_during_the_loop = []
+    gc.unfreeze()
+    try:
+        run_worker(lambda: frozen_during_the_loop.append(gc.get_freeze_count()))
+        # Django, the apps and this test run's modules: far more than any loop allocates per step.
+        assert frozen_during_the_loop[0] > 10_000
+    finally:
+        gc.unfreeze()

@@ -23,7 +23,7 @@ from jobs.models import Job, JobStatus
 from jobs.queue import claim_due
 from tests.db_proxy import DatabaseProxy
 from tests.factories import db_now, make_task
-from tests.processes import child_env, run_manage, start_manage, wait_until
+from tests.processes import child_env, run_manage, run_python, start_manage, wait_until
 from tests.receivers import Receiver, unused_port
 from tests.workers.executor_db import bulk_jobs
 from tests.workers.test_archiver import finished_job
@@ -242,3 +242,27 @@ def test_the_executors_prefetch_defaults_to_twenty_jobs_per_call_slot(options, p
     assert done.returncode == 0, done.stderr
     (line,) = [line for line in (done.stdout + done.stderr).splitlines() if "event=start" in line]
     assert f" prefetch={prefetch} " in f"{line} "
+
+
+URLCONF_PROBE = """
+import sys
+import django
+django.setup()
+from django.core.management import call_command
+call_command(*sys.argv[1:], **({"once": True, "skip_checks": False} if sys.argv[1] != "check" else {}))
+print("jobsched_project.urls" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("command", ["run_scheduler", "run_executor", "run_reconciler", "run_archiver"])
+def test_a_loop_starts_without_importing_the_urlconf_which_check_still_reads(command):
+    """The URLconf's and admin's system checks import every view; a loop serves none of them."""
+    loaded = load_command_class("workers", command)
+    assert "urls" not in loaded.requires_system_checks and "admin" not in loaded.requires_system_checks
+    assert {"models", "security", "caches", "database"} <= set(loaded.requires_system_checks)
+    loop = run_python("-c", URLCONF_PROBE, command, env=child_env())
+    assert loop.returncode == 0, loop.stderr
+    assert loop.stdout.strip().splitlines()[-1] == "False"
+    check = run_python("-c", URLCONF_PROBE, "check", env=child_env())
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.strip().splitlines()[-1] == "True"
