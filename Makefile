@@ -9,7 +9,7 @@ export DATABASE_URL ?= mysql://root@127.0.0.1:$(LOCAL_MARIADB_PORT)/jobsched
 
 .PHONY: run bytecode dev-env docs docs-build test test-sdk venv os-packages os-packages-test services services-stop db migrate lint typecheck \
 	hadolint k8s-validate deploy-check \
-	bench bench-os-packages bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
+	bench bench-os-packages bench-startup bench-scheduler bench-executor bench-history bench-fairness bench-dashboard \
 	bench-result-write bench-rate-limit cassandra cassandra-stop vitess vitess-stop vitess-migrate test-vitess \
 	bench-vitess clean test-terraform terraform-docs
 
@@ -126,6 +126,11 @@ $(VENV)/.bench-installed: requirements-bench.txt $(VENV)/.installed
 
 bench: bench-os-packages venv bytecode services $(VENV)/.bench-installed
 	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.system $(BENCH_ARGS)
+
+## make bench-startup: each loop's start (spawn to its event=start line, and its CPU) with the modules
+## compiled and from source, alternating; figures on stdout and in .bench/startup.json.
+bench-startup: venv services
+	DJANGO_SETTINGS_MODULE=tests.settings $(PY) -m bench.startup --rounds 3 $(BENCH_ARGS)
 
 ## make bench-scheduler: 30,000 tasks due at one second become jobs; figures on stdout and in
 ## .bench/scheduler.json. Uses its own database (jobsched_bench) and bench.settings (the test settings,
