@@ -246,8 +246,8 @@ def settle_startup_objects() -> None:
     """Take what startup built (Django, the apps, the settings: ~100,000 objects, kept for the
     process's life) out of the garbage collector's reach: each full collection then walks only
     what the loop allocated since, instead of pausing every thread of the process for the whole
-    heap (a stall in a burst, in the executor)."""
-    gc.collect()
+    heap (a stall in a burst, in the executor). No collection first: it would cost each start a
+    tenth of a second to free the little garbage startup leaves."""
     gc.freeze()
 
 
