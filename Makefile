@@ -114,9 +114,11 @@ typecheck: venv
 bytecode: venv
 	$(PY) -m compileall -q -j 0 manage.py $(PACKAGES) bench tests
 
-## make bench: the whole system (run_scheduler, 2 x run_executor, run_reconciler) and Celery + Redis
-## on the same 30,000 calls due at one second, in one run; figures on stdout and in .bench/system.json,
-## plots in .bench/*.png. Own database (jobsched_sysbench); Redis of its own when none answers.
+## make bench: the whole system (run_scheduler, 2 x run_executor, run_reconciler), warm and from a cold
+## start (the processes started at the second), and Celery + Redis on the same 30,000 calls due at one
+## second, in one run; figures, stalls and issue #33's goals beside their targets on stdout and in
+## .bench/system.json, plots in .bench/*.png. BENCH_ARGS="--base CHECKOUT --rounds 3" alternates with
+## another commit's checkout. Own database (jobsched_sysbench); Redis of its own when none answers.
 bench-os-packages:
 	@scripts/os-packages.sh bench
 
