@@ -130,7 +130,7 @@ def _task_rows(*, tasks: int, tenants: int, url: str) -> Iterator[tuple]:
     )
 
 
-def _prepare_database(checkout: Path, name: str) -> None:
+def prepare_database(checkout: Path, name: str) -> None:
     """`name` created and migrated by `checkout`'s own code (a base checkout has its own migrations)."""
     from database.reachability import database_url_for
 
@@ -565,8 +565,8 @@ def main(argv: list[str] | None = None) -> int:
         compile_bytecode(checkout)
     if args.base is not None:
         result["base"] = {"checkout": str(args.base), "commit": _commit(args.base), "systems": {}}
-        _prepare_database(args.base, f"{args.database}_base")
-    _prepare_database(ROOT, args.database)
+        prepare_database(args.base, f"{args.database}_base")
+    prepare_database(ROOT, args.database)
     for name in args.systems:
         if name == "api":
             result["api"] = run_api(args, out_dir=out_dir)

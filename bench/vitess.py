@@ -48,7 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out-dir", default=str(ROOT / ".bench"))
     args = parser.parse_args(argv)
     args.systems = [name.strip() for name in args.systems.split(",") if name.strip()]
-    args.profile = False
+    args.profile = False  # what bench.system.run_jobsched reads besides these options
+    args.no_bytecode = False
     return args
 
 
@@ -201,9 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     for name in args.systems:
         if name == "single":
-            from .system import run_jobsched
+            from .system import compile_bytecode, prepare_database, run_jobsched
 
-            figures = run_jobsched(args, log_dir=log_dir)
+            compile_bytecode(ROOT)
+            prepare_database(ROOT, args.database)
+            figures = run_jobsched(args, log_dir=log_dir, database=args.database)
         else:
             figures = run_sharded(args, log_dir=log_dir)
         figures.pop("_lateness", None)
