@@ -247,8 +247,10 @@ def settle_startup_objects() -> None:
     process's life) out of the garbage collector's reach: each full collection then walks only
     what the loop allocated since, instead of pausing every thread of the process for the whole
     heap (a stall in a burst, in the executor). No collection first: it would cost each start a
-    tenth of a second to free the little garbage startup leaves."""
-    gc.freeze()
+    tenth of a second to free the little garbage startup leaves. Once per process: a loop run again
+    in the same process (tests call the commands in theirs) has nothing new from startup to freeze."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
 
 
 def run_worker(run: Callable[[], object]) -> None:

@@ -192,3 +192,16 @@ def test_run_worker_freezes_what_startup_built_before_the_loop_runs():
         assert frozen_during_the_loop[0] > 10_000
     finally:
         gc.unfreeze()
+
+
+def test_a_second_loop_in_the_same_process_freezes_nothing_more():
+    gc.unfreeze()
+    try:
+        run_worker(lambda: None)
+        frozen = gc.get_freeze_count()
+        garbage = [[n] for n in range(5000)]  # tracked objects made after the first loop's start
+        run_worker(lambda: None)
+        assert gc.get_freeze_count() == frozen
+        del garbage
+    finally:
+        gc.unfreeze()
