@@ -199,9 +199,11 @@ def test_a_second_loop_in_the_same_process_freezes_nothing_more():
     try:
         run_worker(lambda: None)
         frozen = gc.get_freeze_count()
-        garbage = [[n] for n in range(5000)]  # tracked objects made after the first loop's start
+        garbage = [[n] for n in range(20_000)]  # tracked objects made after the first loop's start
         run_worker(lambda: None)
-        assert gc.get_freeze_count() == frozen
+        # Frozen objects that die leave the permanent generation, so the count may fall a little;
+        # freezing again would have added the 20,000 lists.
+        assert gc.get_freeze_count() <= frozen
         del garbage
     finally:
         gc.unfreeze()
