@@ -54,7 +54,8 @@ def _plain_getter(field: Field) -> Getter:
     return get
 
 
-def _datetime_converter(field: serializers.DateTimeField) -> Converter:
+def datetime_converter(field: serializers.DateTimeField) -> Converter:
+    """The field's `to_representation`, with the current zone read now rather than once per value."""
     output_format = getattr(field, "format", api_settings.DATETIME_FORMAT)
     if output_format is None or output_format.lower() != ISO_8601 or hasattr(field, "timezone") or not settings.USE_TZ:
         return field.to_representation
@@ -82,7 +83,7 @@ def _converter(field: Field) -> Converter:
     if type(field) is serializers.UUIDField and field.uuid_format == "hex_verbose":
         return str
     if type(field) is serializers.DateTimeField:
-        return _datetime_converter(field)
+        return datetime_converter(field)
     return field.to_representation
 
 

@@ -31,8 +31,11 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("active-task limit (tenant lock, count)", (r"tasks/limits\.py",)),
     ("create: insert + transaction", (r"task_create \(tasks/services\.py",)),
     ("validation (input serializer)", (r"_validate \(tasks/views\.py", r"model_fields \(tasks/serializers\.py")),
-    ("list: query + model rows", (r"task_page \(tasks/selectors\.py",)),
-    ("output serializer (TaskOutput)", (r"BaseSerializer\.data", r"ListSerializer\.data", r"_task_response")),
+    ("list: query + rows", (r"task_page \(tasks/selectors\.py",)),
+    (
+        "output (TaskOutput, or page_json for a page)",
+        (r"BaseSerializer\.data", r"ListSerializer\.data", r"_task_response", r"tasks/page_json\.py"),
+    ),
     ("JSON render", (r"rendered_content", r"JSONRenderer")),
     ("request body parse", (r"api/parsers\.py", r"Request\._parse", r"Request\.data")),
     (

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC
+from typing import Any
+
+from django.db import connection, models
 
 from tasks.models import Task, TaskLabel, TaskStatus
 from vault.selectors import secret_exists
@@ -25,43 +30,16 @@ def task_page(
     limit: int,
     labels: dict[str, str] | None = None,
     status: str | None = None,
-) -> tuple[list[Task], uuid.UUID | None]:
-    """Up to `limit` live tasks newest first (UUIDv7 ids grow with time), and the next cursor.
+) -> tuple[list[Any], uuid.UUID | None]:
+    """Up to `limit` live tasks newest first (UUIDv7 ids grow with time) as `TaskRow`s, and the next cursor.
 
     Keyset pagination on (tenant_id, id) via tasks_tenant_idx: a page costs the
     same at any depth, and tasks created meanwhile never shift later pages. Each
-    label selector (all must hold) is a join on task_labels_select_idx (`_labelled_page`). One `status`
+    label selector (all must hold) is a plain join (`_page_sql`). One `status`
     reads tasks_tenant_status_idx (tenant_id, status, and the primary key after them).
     """
-    if labels:
-        rows = _labelled_page(tenant_id=tenant_id, before=before, limit=limit + 1, labels=labels, status=status)
-        if len(rows) > limit:
-            return rows[:limit], rows[limit - 1].pk
-        return rows, None
-    query = Task.objects.filter(tenant_id=tenant_id, status__in=LIVE_STATUSES)
-    if status is not None:
-        query = query.filter(status=status)
-    if before is not None:
-        query = query.filter(pk__lt=before)
-    rows = list(query.order_by("-pk")[: limit + 1])
-    if len(rows) > limit:
-        return rows[:limit], rows[limit - 1].pk
-    return rows, None
-
-
-def _labelled_page(
-    *, tenant_id: str, before: uuid.UUID | None, limit: int, labels: dict[str, str], status: str | None
-) -> list[Task]:
-    """The filtered list's page as one plain join per selector, newest first.
-
-    Written out rather than built by the ORM: the ORM's semi-join cost the filtered page its
-    compile and the optimizer's semi-join planning on every request (docs/benchmarks/api.md),
-    while this text is built once per shape and each join is an eq_ref probe of
-    task_labels_task_key_uniq (task_id, key) or a range of task_labels_select_idx, whichever
-    the optimizer finds cheaper for the selector.
-    """
-    sql = _labelled_sql(len(labels), status is not None, before is not None)
-    params: list[object] = []
+    labels = labels or {}
+    params: list[str | bytes | int] = []
     for key, value in labels.items():
         params += [tenant_id, key, value]
     params += [tenant_id, *LIVE_STATUSES]
@@ -69,12 +47,56 @@ def _labelled_page(
         params.append(status)
     if before is not None:
         params.append(before.bytes)
-    params.append(limit)
-    return list(Task.objects.raw(sql, params))
+    params.append(limit + 1)
+    with connection.cursor() as cursor:
+        cursor.execute(_page_sql(len(labels), status is not None, before is not None), params)
+        rows = [_task_row(values) for values in cursor.fetchall()]
+    if len(rows) > limit:
+        return rows[:limit], rows[limit - 1].id
+    return rows, None
+
+
+# A page's task as the model's attribute values (attnames, the same Python values), without a
+# model instance: a page of 50 instances and the ORM's converters cost more than the rest of
+# the request (docs/benchmarks/api.md). Built from the model's fields, so it follows the model.
+TaskRow = collections.namedtuple(  # type: ignore[misc]  # the names come from the model's fields
+    "TaskRow", [field.attname for field in Task._meta.concrete_fields]
+)
+
+
+def _column_reader(field: models.Field[Any, Any]) -> Callable[[Any], Any] | None:
+    """What the ORM's converters turn this column's database value into; None when it keeps it."""
+    if isinstance(field, models.DateTimeField):
+        return lambda value: None if value is None else value.replace(tzinfo=UTC)  # stored in UTC
+    if isinstance(field, models.BooleanField):
+        return lambda value: None if value is None else bool(value)
+    if hasattr(field, "from_db_value"):
+        return lambda value: field.from_db_value(value, None, connection)
+    return None
+
+
+_READERS = [
+    (index, reader) for index, field in enumerate(Task._meta.concrete_fields) if (reader := _column_reader(field))
+]
+
+
+def _task_row(values: tuple[Any, ...]) -> Any:
+    converted = list(values)
+    for index, read in _READERS:
+        converted[index] = read(converted[index])
+    return TaskRow._make(converted)
 
 
 @functools.cache
-def _labelled_sql(selectors: int, by_status: bool, after_cursor: bool) -> str:
+def _page_sql(selectors: int, by_status: bool, after_cursor: bool) -> str:
+    """The page's text, built once per shape.
+
+    Written out rather than built by the ORM: the ORM's compile, and for a label selector its
+    semi-join and the optimizer's semi-join planning, cost more than the read on every request
+    (docs/benchmarks/api.md). Each selector is a plain join: an eq_ref probe of
+    task_labels_task_key_uniq (task_id, key) or a range of task_labels_select_idx, whichever
+    the optimizer finds cheaper.
+    """
     columns = ", ".join(f"t.`{field.column}`" for field in Task._meta.concrete_fields)
     joins = " ".join(
         f"JOIN {TaskLabel._meta.db_table} AS l{n} ON l{n}.task_id = t.id AND l{n}.tenant_id = %s "

@@ -34,6 +34,7 @@ from tasks import limits, selectors, services
 from tasks.calendars import services as calendar_services
 from tasks.labels import LabelError, parse_selector
 from tasks.models import Task
+from tasks.page_json import task_page_json
 from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, etag, idempotency_key_problem, parse_if_match, request_sha256
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
 
@@ -213,9 +214,7 @@ class TaskListCreateView(APIView):
         tasks, next_id = selectors.task_page(
             tenant_id=tenant_of(request), before=before, limit=limit, labels=wanted, status=task_status
         )
-        return Response(
-            {"results": TaskOutput(tasks, many=True).data, "next_cursor": str(next_id) if next_id else None}
-        )
+        return Response({"results": task_page_json(tasks), "next_cursor": str(next_id) if next_id else None})
 
     @extend_schema(
         operation_id="tasks_create",
