@@ -6,12 +6,15 @@ then default to None and `next_run_at` to `run_at`). `make_job(task)` is a pendi
 job carrying the task's request snapshot, scheduled at the task's `next_run_at`.
 `finished_job(task, status, age)` is a succeeded or dead job that finished `age` ago.
 `make_tasks(count, next_run_at=...)` bulk-inserts many cron tasks; `db_now()` is the
-database's clock, the one due dates are compared with.
+database's clock, the one due dates are compared with. `varied_tasks()` is one
+live task of each schedule kind with each optional part set and unset, as the API
+renders them.
 """
 
 from __future__ import annotations
 
 import itertools
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,7 +22,7 @@ from django.db import connection
 from django.utils import timezone
 
 from jobs.models import Job, JobStatus
-from tasks.models import HttpMethod, Task, TaskStatus
+from tasks.models import HttpMethod, Overlap, Task, TaskStatus
 
 _counter = itertools.count(1)
 
@@ -42,6 +45,66 @@ def make_task(**overrides: Any) -> Task:
     }
     fields.update(overrides)
     return Task.objects.create(**fields)
+
+
+def varied_tasks(tenant_id: str = "tenant-a") -> list[Task]:
+    """Live tasks of every schedule kind, each optional part set and unset (and one deleted task,
+    not returned), newest first, read back as model instances with the ORM's converters."""
+    now = timezone.now()
+    made = [
+        make_task(tenant_id=tenant_id),
+        make_task(
+            tenant_id=tenant_id,
+            run_at=now + timedelta(days=1, microseconds=123),
+            status=TaskStatus.PAUSED,
+            paused_reason="paused by the tenant",
+            http_headers={"X-A": "1", "Content-Type": "application/json"},
+            http_body='{"k": "v"}',
+            labels={"env": "prod", "team": ""},
+            secret_ref="webhook-token",
+            auto_pause_after=3,
+            consecutive_failures=2,
+            delete_after_completion=True,
+        ),
+        make_task(
+            tenant_id=tenant_id,
+            next_run_at=None,
+            last_run_job_id=uuid.uuid4(),
+            last_run_scheduled_at=now - timedelta(minutes=1),
+            last_run_status="failed",
+            last_run_http_status=503,
+            last_run_at=now,
+            timezone="Europe/Madrid",
+            cron_expression="0 9 * * 1-5",
+            window_seconds=600,
+            starts_at=now - timedelta(days=2),
+            ends_at=now + timedelta(days=30),
+            max_runs=10,
+            runs_scheduled=4,
+            exclude_calendars=["holidays"],
+            overlap=Overlap.SKIP,
+            priority=9,
+        ),
+        make_task(
+            tenant_id=tenant_id,
+            cron_expression=None,
+            every_seconds=5400,
+            anchor=now - timedelta(hours=1),
+            ends_at=now + timedelta(days=3),  # a run limit without max_runs: runs_scheduled shown
+            runs_scheduled=2,
+            timezone="America/New_York",
+            status=TaskStatus.COMPLETED,
+            paused_reason="left over from a pause",  # shown only while paused
+            last_run_job_id=uuid.uuid4(),
+            last_run_scheduled_at=now,
+            last_run_status="succeeded",
+            last_run_http_status=None,
+            last_run_at=None,
+        ),
+        make_task(tenant_id=tenant_id, status=TaskStatus.DELETED, deleted_at=now),  # never on a page
+    ]
+    live = [task.pk for task in made if task.status != TaskStatus.DELETED]
+    return list(Task.objects.filter(pk__in=live).order_by("-pk"))
 
 
 def make_tasks(count: int, **overrides: Any) -> list[Task]:

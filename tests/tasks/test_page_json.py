@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -12,72 +11,12 @@ from rest_framework import serializers
 
 from api.compiled_representation import CompiledRepresentation
 from tasks import selectors
-from tasks.models import Overlap, Task, TaskStatus
+from tasks.models import Task, TaskStatus
 from tasks.page_json import task_page_json
 from tasks.serializers import HttpOutput, LastRunOutput, TaskOutput
-from tests.factories import make_task
+from tests.factories import varied_tasks
 
 TENANT = "tenant-page"
-
-
-def _varied_tasks() -> list[Task]:
-    """Every schedule kind and each optional part set and unset, newest first as the page reads them."""
-    now = timezone.now()
-    made = [
-        make_task(tenant_id=TENANT),
-        make_task(
-            tenant_id=TENANT,
-            run_at=now + timedelta(days=1, microseconds=123),
-            status=TaskStatus.PAUSED,
-            paused_reason="paused by the tenant",
-            http_headers={"X-A": "1", "Content-Type": "application/json"},
-            http_body='{"k": "v"}',
-            labels={"env": "prod", "team": ""},
-            secret_ref="webhook-token",
-            auto_pause_after=3,
-            consecutive_failures=2,
-            delete_after_completion=True,
-        ),
-        make_task(
-            tenant_id=TENANT,
-            next_run_at=None,
-            last_run_job_id=uuid.uuid4(),
-            last_run_scheduled_at=now - timedelta(minutes=1),
-            last_run_status="failed",
-            last_run_http_status=503,
-            last_run_at=now,
-            timezone="Europe/Madrid",
-            cron_expression="0 9 * * 1-5",
-            window_seconds=600,
-            starts_at=now - timedelta(days=2),
-            ends_at=now + timedelta(days=30),
-            max_runs=10,
-            runs_scheduled=4,
-            exclude_calendars=["holidays"],
-            overlap=Overlap.SKIP,
-            priority=9,
-        ),
-        make_task(
-            tenant_id=TENANT,
-            cron_expression=None,
-            every_seconds=5400,
-            anchor=now - timedelta(hours=1),
-            ends_at=now + timedelta(days=3),  # a run limit without max_runs: runs_scheduled shown
-            runs_scheduled=2,
-            timezone="America/New_York",
-            status=TaskStatus.COMPLETED,
-            paused_reason="left over from a pause",  # shown only while paused
-            last_run_job_id=uuid.uuid4(),
-            last_run_scheduled_at=now,
-            last_run_status="succeeded",
-            last_run_http_status=None,
-            last_run_at=None,
-        ),
-        make_task(tenant_id=TENANT, status=TaskStatus.DELETED, deleted_at=now),  # never on a page
-    ]
-    live = [task.pk for task in made if task.status != TaskStatus.DELETED]
-    # As the single-task answers read them: model instances, with the ORM's converters.
-    return list(Task.objects.filter(pk__in=live).order_by("-pk"))
 
 
 def _drf_rendering(monkeypatch: pytest.MonkeyPatch, tasks: list[Task]) -> Any:
@@ -95,7 +34,7 @@ def _page() -> list[Any]:
 
 @pytest.mark.django_db
 def test_a_row_holds_what_the_model_instance_holds_in_every_column() -> None:
-    tasks = _varied_tasks()
+    tasks = varied_tasks(TENANT)
 
     rows = _page()
 
@@ -108,7 +47,7 @@ def test_a_row_holds_what_the_model_instance_holds_in_every_column() -> None:
 
 @pytest.mark.django_db
 def test_the_page_renders_as_task_output_renders_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    tasks = _varied_tasks()
+    tasks = varied_tasks(TENANT)
 
     page = task_page_json(_page())
 
@@ -124,7 +63,7 @@ def test_the_page_renders_as_task_output_renders_it(monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.django_db
 def test_times_render_in_the_current_zone_as_task_output_renders_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    tasks = _varied_tasks()
+    tasks = varied_tasks(TENANT)
 
     with timezone.override("Europe/Madrid"):
         page = task_page_json(_page())
