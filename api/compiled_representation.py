@@ -33,6 +33,8 @@ from rest_framework.fields import Field, SkipField
 from rest_framework.relations import PKOnlyObject
 from rest_framework.settings import api_settings
 
+from api.field_copies import copy_declared_fields
+
 Getter = Callable[[Any], Any]
 Converter = Callable[[Any], Any]
 
@@ -90,6 +92,10 @@ def _converter(field: Field) -> Converter:
 # A Serializer whose output is DRF's, computed from a plan of (name, getter, converter) per field.
 # No docstring on purpose: drf-spectacular would make it every subclass's schema description.
 class CompiledRepresentation(serializers.Serializer):
+    def get_fields(self) -> dict[str, Field]:
+        # Every answer builds a new output serializer: its fields copied cheaply (api.field_copies).
+        return copy_declared_fields(type(self))
+
     def _plan(self) -> list[tuple[str, Getter, Converter]]:
         plan = self.__dict__.get("_representation_plan")
         if plan is None:

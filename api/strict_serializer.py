@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import serializers
+from rest_framework.fields import Field
+
+from api.field_copies import copy_declared_fields
 
 
 class StrictSerializer(serializers.Serializer):
@@ -12,6 +15,10 @@ class StrictSerializer(serializers.Serializer):
     silently ignored would leave a task or a secret that is not what the tenant meant."""
 
     ignored_keys: frozenset[str] = frozenset()
+
+    def get_fields(self) -> dict[str, Field]:
+        # Every request builds a new input serializer: its fields copied cheaply (api.field_copies).
+        return copy_declared_fields(type(self))
 
     def to_internal_value(self, data: Any) -> Any:
         if isinstance(data, dict):
