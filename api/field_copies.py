@@ -3,7 +3,7 @@
 DRF gives every serializer instance its own fields (`Serializer.get_fields`: a
 `copy.deepcopy` of the declared ones), so binding them to it never touches another
 instance's. Its deep copy re-runs each field's constructor on deep copies of its
-arguments: for a task's create, input and answer, the largest part of validating it.
+arguments: for a task's create, the largest part of validating it.
 
 A declared field is never bound (DRF only binds the copies), so for a field whose
 constructor keeps nothing that anything changes in place afterwards, a shallow copy
@@ -13,7 +13,7 @@ the field's class adds no constructor, `bind` or copy of its own, and its defaul
 and initial value are immutable (a list default must be the instance's own, as DRF
 makes it). Any other field (a nested serializer, a field with a child, any other
 type) takes DRF's deep copy. tests/test_field_copies.py checks every declared field of
-the task API against DRF's copy.
+the input serializers (`StrictSerializer`) against DRF's copy.
 """
 
 from __future__ import annotations

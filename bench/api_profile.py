@@ -33,8 +33,8 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("validation (input serializer)", (r"_validate \(tasks/views\.py", r"model_fields \(tasks/serializers\.py")),
     ("list: query + rows", (r"task_page \(tasks/selectors\.py",)),
     (
-        "output (TaskOutput, or page_json for a page)",
-        (r"BaseSerializer\.data", r"ListSerializer\.data", r"_task_response", r"tasks/page_json\.py"),
+        "output (tasks/task_json.py, DRF before it)",
+        (r"BaseSerializer\.data", r"ListSerializer\.data", r"_task_response", r"tasks/task_json\.py"),
     ),
     ("JSON render", (r"rendered_content", r"JSONRenderer")),
     ("request body parse", (r"api/parsers\.py", r"Request\._parse", r"Request\.data")),

@@ -20,7 +20,6 @@ from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_field, inline_serializer
 from rest_framework import serializers
 
-from api.compiled_representation import CompiledRepresentation
 from api.json_fields import JsonBooleanField, JsonIntegerField, JsonStringField
 from api.problems import Problem
 from api.strict_serializer import StrictSerializer
@@ -434,14 +433,14 @@ ScheduleOutput = inline_serializer(
 )
 
 
-class HttpOutput(CompiledRepresentation):
+class HttpOutput(serializers.Serializer):
     url = serializers.CharField(source="http_url")
     method = serializers.ChoiceField(choices=HttpMethod.choices, source="http_method")
     headers = serializers.DictField(child=serializers.CharField(), source="http_headers")
     body = serializers.CharField(source="http_body")
 
 
-class LastRunOutput(CompiledRepresentation):
+class LastRunOutput(serializers.Serializer):
     """The latest attempt's result, as the executor's result batch wrote it (null before the first)."""
 
     job_id = serializers.UUIDField(source="last_run_job_id")
@@ -455,14 +454,14 @@ class LastRunOutput(CompiledRepresentation):
         return None if instance.last_run_job_id is None else instance
 
 
-class TaskOutput(CompiledRepresentation):
+# The schema of every answer with a task, and the reference tasks/task_json.py renders to.
+# No docstring on purpose: drf-spectacular would make it the schema's description.
+class TaskOutput(serializers.Serializer):
     id = serializers.UUIDField()
     name = serializers.CharField()
     status = serializers.CharField()
     version = serializers.IntegerField()
     schedule = serializers.SerializerMethodField()
-    # Nested fields, not method fields building a serializer per task: DRF deep-copies a new
-    # serializer's fields, which was 60 percent of a 50-task page's time (cProfile, bench.api).
     http = HttpOutput(source="*")
     timeout_seconds = serializers.IntegerField()
     max_attempts = serializers.IntegerField()

@@ -34,9 +34,9 @@ from tasks import limits, selectors, services
 from tasks.calendars import services as calendar_services
 from tasks.labels import LabelError, parse_selector
 from tasks.models import Task
-from tasks.page_json import task_page_json
 from tasks.preconditions import IDEMPOTENCY_KEY_SCHEMA, etag, idempotency_key_problem, parse_if_match, request_sha256
 from tasks.serializers import TaskInput, TaskOutput, TaskPage, input_of, merge_patch, model_fields
+from tasks.task_json import task_json, task_page_json
 
 _PROBLEM = OpenApiResponse(description="application/problem+json")
 _URL_CHECK_UNAVAILABLE = OpenApiResponse(
@@ -134,7 +134,7 @@ def _task_response(task: Task, status_code: int = status.HTTP_200_OK) -> Respons
     headers = {"ETag": etag(task.version)}
     if status_code == status.HTTP_201_CREATED:
         headers["Location"] = reverse("task", args=[str(task.pk)])
-    return Response(TaskOutput(task).data, status=status_code, headers=headers)
+    return Response(task_json(task), status=status_code, headers=headers)
 
 
 def _validate(data: Any, *, tenant_id: str, current: Task | None = None) -> dict[str, Any]:

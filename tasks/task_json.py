@@ -1,32 +1,38 @@
-"""A page of tasks as the JSON TaskOutput renders, written out field by field.
+"""A task as the JSON TaskOutput describes, written out field by field: every answer with tasks.
 
-TaskOutput stays the schema and renders a single task. A page renders 50, and through DRF's
-fields (a serializer built per page, a generic step per field) that cost more than the rest of
-the request (docs/benchmarks/api.md). Each line below is what the TaskOutput field of the same
-name renders; tests/tasks/test_page_json.py checks the two give the same dicts in the same key
-order, and fails when TaskOutput gains a field this module does not write. It reads attributes
-only, so it takes a Task or a selectors.TaskRow alike.
+TaskOutput stays the schema (OpenAPI) and the reference. Rendering through DRF's fields builds
+a serializer per answer and takes a generic step per field, which cost more than the rest of a
+page's request (docs/benchmarks/api.md). Each line below is what the TaskOutput field of the
+same name renders; tests/tasks/test_task_json.py checks the two give the same dicts in the same
+key order, and fails when TaskOutput gains a field this module does not write. It reads
+attributes only, so it takes a Task or a selectors.TaskRow alike.
 """
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.utils import timezone
 from rest_framework import serializers
 
-from api.compiled_representation import datetime_converter
 from tasks.serializers import schedule_json
 
 Iso = Callable[[Any], Any]
 
 
+def task_json(task: Any) -> dict[str, Any]:
+    """One task's answer (a create, a read, a change)."""
+    return _task_json(task, _iso_in_current_zone())
+
+
 def task_page_json(tasks: Iterable[Any]) -> list[dict[str, Any]]:
-    iso = datetime_converter(serializers.DateTimeField())  # the current zone, read once per page
-    return [task_json(task, iso=iso) for task in tasks]
+    iso = _iso_in_current_zone()  # the zone read once per page
+    return [_task_json(task, iso) for task in tasks]
 
 
-def task_json(task: Any, *, iso: Iso) -> dict[str, Any]:
+def _task_json(task: Any, iso: Iso) -> dict[str, Any]:
     return {
         "id": str(task.id),
         "name": str(task.name),
@@ -77,3 +83,23 @@ def _strings(mapping: dict[Any, Any]) -> dict[str, str | None]:
 
 def _nullable(convert: Callable[[Any], Any], value: Any) -> Any:
     return None if value is None else convert(value)
+
+
+def _iso_in_current_zone() -> Iso:
+    """DRF's DateTimeField rendering (ISO 8601 in the current zone, "Z" for UTC), the zone read now.
+
+    DRF looks the zone up for every value; anything but an aware datetime takes DRF's own path.
+    """
+    zone = timezone.get_current_timezone()
+    drf = serializers.DateTimeField().to_representation
+
+    def iso(value: Any) -> Any:
+        if not isinstance(value, datetime.datetime) or value.utcoffset() is None:
+            return drf(value)
+        try:
+            text = value.astimezone(zone).isoformat()
+        except OverflowError:
+            return drf(value)  # DRF's "overflow" error
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+    return iso
