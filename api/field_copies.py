@@ -7,7 +7,8 @@ arguments: for a task's create, the largest part of validating it.
 
 A declared field is never bound (DRF only binds the copies), so for a field whose
 constructor keeps nothing that anything changes in place afterwards, a shallow copy
-holds what the constructor would build again: `bind` then assigns the copy's own
+holds what the constructor would build again (its validators' lazily formatted
+messages are the one exception: they are formatted before the first copy): `bind` then assigns the copy's own
 name, parent, label and source. That holds for the leaf fields listed below, when
 the field's class adds no constructor, `bind` or copy of its own, and its default
 and initial value are immutable (a list default must be the instance's own, as DRF
@@ -19,12 +20,14 @@ the input serializers (`StrictSerializer`) against DRF's copy.
 from __future__ import annotations
 
 import copy
+import threading
 import types
 from collections.abc import Callable
 from typing import Any
 
 from rest_framework import serializers
 from rest_framework.fields import Field, empty
+from rest_framework.utils.formatting import lazy_format
 
 # Leaf fields whose constructors store only values read afterwards: strings, numbers, validator
 # lists, message and choice dicts, compiled formats. None holds another field.
@@ -80,18 +83,45 @@ def _shallow_copy(field: Field) -> Field:
     return twin
 
 
+def _format_messages(field: Field) -> None:
+    """Format the field's validators' messages now, before copies share them.
+
+    DRF's bound validators carry a `lazy_format` message that formats itself on its first
+    `str()` and then clears its inputs, which is not safe from two threads at once; with the
+    messages formatted once here, copies only ever read them. The same text as formatting per
+    request: the project does not translate (USE_I18N is off).
+    """
+    for validator in field.__dict__.get("_validators", ()):
+        message = getattr(validator, "message", None)
+        if isinstance(message, lazy_format):
+            str(message)
+
+
+_building = threading.Lock()
+
+
+def _copiers(serializer_class: type[serializers.Serializer]) -> list[tuple[str, Field, Callable[[Field], Field]]]:
+    copiers: list[tuple[str, Field, Callable[[Field], Field]]] = []
+    for name, field in serializer_class._declared_fields.items():
+        if shallow_copy_is_exact(field):
+            _format_messages(field)
+            copiers.append((name, field, _shallow_copy))
+        else:
+            copiers.append((name, field, copy.deepcopy))
+    return copiers
+
+
 def copy_declared_fields(serializer_class: type[serializers.Serializer]) -> dict[str, Field]:
     """The fields for one new instance of `serializer_class`: each its own object, as DRF's `get_fields` returns.
 
-    Which copy each declared field takes is decided once per class (declared fields never change).
+    Which copy each declared field takes is decided once per class (declared fields never change),
+    by one thread: deciding formats the shared fields' messages.
     """
-    copiers: list[tuple[str, Field, Callable[[Field], Field]]] | None = serializer_class.__dict__.get(
-        "_declared_field_copiers"
-    )
+    copiers = serializer_class.__dict__.get("_declared_field_copiers")
     if copiers is None:
-        copiers = [
-            (name, field, _shallow_copy if shallow_copy_is_exact(field) else copy.deepcopy)
-            for name, field in serializer_class._declared_fields.items()
-        ]
-        serializer_class._declared_field_copiers = copiers  # type: ignore[attr-defined]
+        with _building:
+            copiers = serializer_class.__dict__.get("_declared_field_copiers")
+            if copiers is None:
+                copiers = _copiers(serializer_class)
+                serializer_class._declared_field_copiers = copiers  # type: ignore[attr-defined]
     return {name: copier(field) for name, field, copier in copiers}

@@ -393,6 +393,15 @@ def _iso(value: datetime | None) -> str | None:
     return serializers.DateTimeField().to_representation(value) if value is not None else None
 
 
+def runs_scheduled_json(task: Task) -> int | None:
+    # Counted by the tick only for a task with run limits (jobs/sql/scheduler.sql).
+    return task.runs_scheduled if task.max_runs is not None or task.ends_at is not None else None
+
+
+def paused_reason_json(task: Task) -> str | None:
+    return task.paused_reason if task.status == "paused" else None
+
+
 def schedule_json(task: Task) -> dict[str, Any]:
     """The schedule's kind (cron + timezone, every + anchor + timezone, or run_at), its window and limits when set."""
     if task.run_at is not None:
@@ -490,12 +499,11 @@ class TaskOutput(serializers.Serializer):
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_runs_scheduled(self, task: Task) -> int | None:
-        # Counted by the tick only for a task with run limits (jobs/sql/scheduler.sql).
-        return task.runs_scheduled if task.max_runs is not None or task.ends_at is not None else None
+        return runs_scheduled_json(task)
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_paused_reason(self, task: Task) -> str | None:
-        return task.paused_reason if task.status == "paused" else None
+        return paused_reason_json(task)
 
 
 class TaskPage(serializers.Serializer):

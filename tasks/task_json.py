@@ -17,7 +17,7 @@ from typing import Any
 from django.utils import timezone
 from rest_framework import serializers
 
-from tasks.serializers import schedule_json
+from tasks.serializers import paused_reason_json, runs_scheduled_json, schedule_json
 
 Iso = Callable[[Any], Any]
 
@@ -54,9 +54,8 @@ def _task_json(task: Any, iso: Iso) -> dict[str, Any]:
         "auto_pause_after": _nullable(int, task.auto_pause_after),
         "overlap": str(task.overlap),
         "delete_after_completion": bool(task.delete_after_completion),
-        # Counted by the tick only for a task with run limits (jobs/sql/scheduler.sql).
-        "runs_scheduled": task.runs_scheduled if task.max_runs is not None or task.ends_at is not None else None,
-        "paused_reason": task.paused_reason if task.status == "paused" else None,
+        "runs_scheduled": runs_scheduled_json(task),
+        "paused_reason": paused_reason_json(task),
         "consecutive_failures": int(task.consecutive_failures),
         "labels": _strings(task.labels),
         "last_run": None if task.last_run_job_id is None else _last_run(task, iso),

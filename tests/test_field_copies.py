@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import copy
 import importlib
+import threading
 from typing import Any
 
 import pytest
 from rest_framework import serializers
+from rest_framework.utils.formatting import lazy_format
 
 from api.field_copies import copy_declared_fields, shallow_copy_is_exact
+from api.json_fields import JsonIntegerField, JsonStringField
 from api.strict_serializer import StrictSerializer
 from tasks.serializers import HttpInput, ScheduleInput, TaskInput
 
@@ -146,3 +149,43 @@ def test_a_field_class_with_its_own_copy_protocol_takes_drfs_deep_copy() -> None
 
     assert not shallow_copy_is_exact(Slotted())
     assert not shallow_copy_is_exact(SelfCopying())
+
+
+def test_copies_share_no_message_left_to_format() -> None:
+    """DRF's lazy_format formats itself on its first str() and clears its inputs: two request
+    threads failing the same bound at once raised TypeError (a 500) when copies shared one."""
+
+    class Bounded(StrictSerializer):
+        name = JsonStringField(max_length=3)
+        count = JsonIntegerField(max_value=3)
+
+    first, second = Bounded().fields, Bounded().fields
+
+    for name in ("name", "count"):
+        shared = [validator for validator in first[name].validators if validator in second[name].validators]
+        messages = [validator.message for validator in shared if isinstance(validator.message, lazy_format)]
+        assert messages, name  # the bound's validator is shared, with DRF's lazy message
+        assert all(message.result is not None for message in messages), name  # formatted before the first copy
+    assert not Bounded(data={"name": "long", "count": 4}).is_valid()
+
+
+def test_threads_failing_the_same_bound_at_once_all_get_the_400_errors() -> None:
+    class Bounded(StrictSerializer):
+        name = JsonStringField(max_length=3)
+
+    barrier = threading.Barrier(8)
+    errors: list[Any] = []
+
+    def validate() -> None:
+        serializer = Bounded(data={"name": "long"})
+        barrier.wait()
+        serializer.is_valid()
+        errors.append(serializer.errors)
+
+    threads = [threading.Thread(target=validate) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == [{"name": ["Ensure this field has no more than 3 characters."]}] * 8
