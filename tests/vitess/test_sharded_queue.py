@@ -54,6 +54,12 @@ def test_every_call_on_both_shards_fires_once_with_its_headers_and_is_archived_o
             assert set(tenants) <= stored and not (
                 stored & {t for s, ts in tenants_by_shard.items() if s != shard for t in ts}
             )
+        # Each tenant's list, read through vtgate with the page's own SQL, holds its tasks and no other's.
+        for tenant in {tenant for tenant, _, _ in made.values()}:
+            listed = tenant_client(tenant).get("/v1/tasks?limit=50").json()["results"]
+            assert sorted(task["id"] for task in listed) == sorted(
+                task_id for owner, _, task_id in made.values() if owner == tenant
+            )
 
         with loop_sets(_envs(shard_urls, allow), tmp_path):
             wait_until(lambda: len(receiver.received()) >= len(made), timeout=60, what="every call")
