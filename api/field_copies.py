@@ -123,5 +123,5 @@ def copy_declared_fields(serializer_class: type[serializers.Serializer]) -> dict
             copiers = serializer_class.__dict__.get("_declared_field_copiers")
             if copiers is None:
                 copiers = _copiers(serializer_class)
-                serializer_class._declared_field_copiers = copiers  # type: ignore[attr-defined]
+                serializer_class._declared_field_copiers = copiers  # type: ignore[attr-defined]  # a cache of our own
     return {name: copier(field) for name, field, copier in copiers}
