@@ -98,10 +98,12 @@ def _format_messages(field: Field) -> None:
 
 
 _building = threading.Lock()
+Copiers = list[tuple[str, Field, Callable[[Field], Field]]]
+_copiers_by_class: dict[type[serializers.Serializer], Copiers] = {}
 
 
-def _copiers(serializer_class: type[serializers.Serializer]) -> list[tuple[str, Field, Callable[[Field], Field]]]:
-    copiers: list[tuple[str, Field, Callable[[Field], Field]]] = []
+def _copiers(serializer_class: type[serializers.Serializer]) -> Copiers:
+    copiers: Copiers = []
     for name, field in serializer_class._declared_fields.items():
         if shallow_copy_is_exact(field):
             _format_messages(field)
@@ -117,11 +119,10 @@ def copy_declared_fields(serializer_class: type[serializers.Serializer]) -> dict
     Which copy each declared field takes is decided once per class (declared fields never change),
     by one thread: deciding formats the shared fields' messages.
     """
-    copiers = serializer_class.__dict__.get("_declared_field_copiers")
+    copiers = _copiers_by_class.get(serializer_class)
     if copiers is None:
         with _building:
-            copiers = serializer_class.__dict__.get("_declared_field_copiers")
+            copiers = _copiers_by_class.get(serializer_class)
             if copiers is None:
-                copiers = _copiers(serializer_class)
-                serializer_class._declared_field_copiers = copiers  # type: ignore[attr-defined]  # a cache of our own
+                copiers = _copiers_by_class[serializer_class] = _copiers(serializer_class)
     return {name: copier(field) for name, field, copier in copiers}

@@ -59,7 +59,7 @@ def task_page(
 # A page's task as the model's attribute values (attnames, the same Python values), without a
 # model instance: a page of 50 instances and the ORM's converters cost more than the rest of
 # the request (docs/benchmarks/api.md). Built from the model's fields, so it follows the model.
-TaskRow = collections.namedtuple(  # type: ignore[misc]  # the names come from the model's fields
+TaskRow = collections.namedtuple(  # type: ignore[misc]  # mypy wants literal names; these are the model's
     "TaskRow", [field.attname for field in Task._meta.concrete_fields]
 )
 
