@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote_plus, urlsplit, urlunsplit
 
 MASK = "••••••"
-# Characters masked and shown: a task's largest body (tasks.serializers.MAX_BODY_BYTES); the
+# Characters masked and shown: a task's largest body (tasks.request_limits.MAX_BODY_BYTES); the
 # executor keeps 4 KiB of a response. A longer body (written around the API) is cut.
 BODY_LIMIT = 64 * 1024
 # Containers deeper than this are masked as text: the walk below and json.dumps(indent=...) recurse

@@ -268,9 +268,16 @@ _db["TEST"] = {"CHARSET": "utf8mb4", "COLLATION": "utf8mb4_bin"}
 DATABASES = {"default": _db}
 
 # --- Apps ---
+# The four loops serve no admin page, so they skip discovering the admin modules (SimpleAdminConfig):
+# those import the console's pages, the API's serializers and their libraries, about a fifth of a
+# loop's start (docs/benchmarks/system.md). Every other process (gunicorn, migrate, check, the
+# tests) discovers them as before.
+LOOP_COMMANDS = ("run_scheduler", "run_executor", "run_reconciler", "run_archiver")
+_RUNS_A_LOOP = len(sys.argv) > 1 and sys.argv[1] in LOOP_COMMANDS
+_ADMIN_APP = "django.contrib.admin.apps.SimpleAdminConfig" if _RUNS_A_LOOP else "django.contrib.admin"
 INSTALLED_APPS = [
     "console",  # the support console; before django.contrib.admin, so its admin/ templates win
-    "django.contrib.admin",
+    _ADMIN_APP,
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -31,6 +31,7 @@ from tasks.calendars import task_fields as calendar_fields
 from tasks.labels import KEY_RULE, MAX_LABELS, VALUE_RULE, LabelError, merge_labels, validate_labels
 from tasks.models import HttpMethod, MissedRuns, Overlap, Task
 from tasks.priority import DEFAULT_PRIORITY, PRIORITIES
+from tasks.request_limits import MAX_BODY_BYTES
 from tasks.schedule.bounds import MAX_RUNS_BOUND
 from tasks.schedule.every import MAX_EVERY_LENGTH, format_every, parse_every
 from tasks.schedule.window import MAX_WINDOW_SECONDS, check_window_fits, shortest_gap
@@ -40,7 +41,7 @@ from vault.selectors import secret_exists
 
 # Bounds (documented in docs/reference/tasks-api.md).
 MAX_NAME_LENGTH = 200
-MAX_BODY_BYTES = 64 * 1024
+# The body's, MAX_BODY_BYTES, is in tasks.request_limits: the executor reads it without importing DRF.
 TIMEOUT_SECONDS = (1, 900)
 MAX_ATTEMPTS = (1, 100)
 BACKOFF_BASE_SECONDS = (1, 86400)

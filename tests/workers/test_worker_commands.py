@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import signal
 import subprocess
 import time
@@ -266,3 +267,32 @@ def test_a_loop_starts_without_importing_the_urlconf_which_check_still_reads(com
     check = run_python("-c", URLCONF_PROBE, "check", env=child_env())
     assert check.returncode == 0, check.stderr
     assert check.stdout.strip().splitlines()[-1] == "True"
+
+
+ADMIN_PROBE = """
+import json
+import sys
+import django
+django.setup()
+from django.contrib import admin
+from django.core.management import call_command
+call_command(*sys.argv[1:], **({"once": True} if sys.argv[1] != "check" else {}))
+loaded = ["console.admin", "tasks.serializers", "rest_framework.serializers", "drf_spectacular.utils"]
+print(json.dumps({"loaded": [name for name in loaded if name in sys.modules], "registered": len(admin.site._registry)}))
+"""
+
+
+@pytest.mark.parametrize("command", ["run_scheduler", "run_executor", "run_reconciler", "run_archiver"])
+def test_a_loop_starts_without_the_admins_modules_or_the_apis_serializers(command):
+    """They import the console's pages and DRF; a loop serves neither, and starts a fifth sooner without them."""
+    loop = run_python("-c", ADMIN_PROBE, command, env=child_env())
+    assert loop.returncode == 0, loop.stderr
+    assert json.loads(loop.stdout.strip().splitlines()[-1]) == {"loaded": [], "registered": 0}
+
+
+def test_every_other_process_still_discovers_the_admins_modules():
+    check = run_python("-c", ADMIN_PROBE, "check", env=child_env())
+    assert check.returncode == 0, check.stderr
+    probe = json.loads(check.stdout.strip().splitlines()[-1])
+    assert "console.admin" in probe["loaded"]
+    assert probe["registered"] >= 10  # tasks, jobs, dead jobs, calendars, users, groups, ...

@@ -24,7 +24,7 @@ from django.db.utils import DatabaseError
 from jobs.queue import ClaimedJob, claim_due
 from outbound.egress import MAX_URL_LENGTH
 from outbound.headers import MAX_TOTAL_BYTES as MAX_HEADER_BYTES
-from tasks.serializers import MAX_BODY_BYTES
+from tasks.request_limits import MAX_BODY_BYTES
 from workers.health import Heartbeat
 from workers.loop import DATABASE_ERRORS
 from workers.metrics import EXECUTOR_CLAIMED, EXECUTOR_HELD
