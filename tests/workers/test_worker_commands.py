@@ -259,7 +259,7 @@ print("jobsched_project.urls" in sys.modules)
 def test_a_loop_starts_without_importing_the_urlconf_which_check_still_reads(command):
     """The URLconf's and admin's system checks import every view; a loop serves none of them."""
     loaded = load_command_class("workers", command)
-    assert "urls" not in loaded.requires_system_checks and "admin" not in loaded.requires_system_checks
+    assert not {"urls", "admin", "templates"} & set(loaded.requires_system_checks)
     assert {"models", "security", "caches", "database"} <= set(loaded.requires_system_checks)
     loop = run_python("-c", URLCONF_PROBE, command, env=child_env())
     assert loop.returncode == 0, loop.stderr
@@ -276,15 +276,17 @@ import django
 django.setup()
 from django.contrib import admin
 from django.core.management import call_command
-call_command(*sys.argv[1:], **({"once": True} if sys.argv[1] != "check" else {}))
-loaded = ["console.admin", "tasks.serializers", "rest_framework.serializers", "drf_spectacular.utils"]
+call_command(*sys.argv[1:], **({"once": True, "skip_checks": False} if sys.argv[1] != "check" else {}))
+loaded = ["console.admin", "tasks.serializers", "rest_framework.serializers", "rest_framework.renderers"]
+loaded += ["drf_spectacular.utils"]
 print(json.dumps({"loaded": [name for name in loaded if name in sys.modules], "registered": len(admin.site._registry)}))
 """
 
 
 @pytest.mark.parametrize("command", ["run_scheduler", "run_executor", "run_reconciler", "run_archiver"])
 def test_a_loop_starts_without_the_admins_modules_or_the_apis_serializers(command):
-    """They import the console's pages and DRF; a loop serves neither, and starts a fifth sooner without them."""
+    """They import the console's pages and DRF (the templates' check too: DRF's template tags); a loop
+    serves neither, and starts sooner without them."""
     loop = run_python("-c", ADMIN_PROBE, command, env=child_env())
     assert loop.returncode == 0, loop.stderr
     assert json.loads(loop.stdout.strip().splitlines()[-1]) == {"loaded": [], "registered": 0}

@@ -14,11 +14,13 @@ from django.core.management.base import CommandError
 
 from workers.health import HealthServer, Heartbeat, serve_health
 
-# The system checks a loop runs at start: all but the URLconf's and the admin's. A loop serves no URL,
-# and checking them imports every view and admin page (a third of a loop's start, paid again by each
-# process of a cold start). `migrate` still runs every check: the deployment's migrate Job, and each
-# loop pod's `migrate --check` before it starts (deploy/k8s).
-LOOP_CHECKS = sorted({getattr(Tags, name) for name in dir(Tags) if not name.startswith("_")} - {Tags.urls, Tags.admin})
+# The system checks a loop runs at start: all but the URLconf's, the admin's and the templates'. A loop
+# serves no URL and renders no template, and checking them imports every view and admin page, and
+# every app's template tags (DRF's import its renderers, Markdown, YAML): a third of a loop's start,
+# paid again by each process of a cold start. `migrate` still runs every check: the deployment's
+# migrate Job, and each loop pod's `migrate --check` before it starts (deploy/k8s).
+_NOT_A_LOOPS = {Tags.urls, Tags.admin, Tags.templates}
+LOOP_CHECKS = sorted({getattr(Tags, name) for name in dir(Tags) if not name.startswith("_")} - _NOT_A_LOOPS)
 
 ONCE_HELP = "step until a step finds no work, then exit 0; any error (the database's included) exits 1"
 
