@@ -270,7 +270,7 @@ DATABASES = {"default": _db}
 # --- Apps ---
 # The four loops serve no admin page, so they skip discovering the admin modules (SimpleAdminConfig):
 # those import the console's pages, the API's serializers and their libraries, about a fifth of a
-# loop's start (docs/benchmarks/system.md). Every other process (gunicorn, migrate, check, the
+# loop's start (docs/benchmarks/issue33-evening.md). Every other process (gunicorn, migrate, check, the
 # tests) discovers them as before.
 LOOP_COMMANDS = ("run_scheduler", "run_executor", "run_reconciler", "run_archiver")
 _RUNS_A_LOOP = len(sys.argv) > 1 and sys.argv[1] in LOOP_COMMANDS
