@@ -2,7 +2,7 @@
 
 `DeliveryClient.send` (and the transport's `hold`, per origin) sets it around the call.
 The resolver's per-tenant cap on lookups in flight reads it
-(`tenant_lookups.TenantLookups.resolve`: aiohttp's resolver interface carries no tenant).
+(`tenant_lookups.TenantLookups.resolve`: the resolver interface carries no tenant).
 The pool itself is told the tenant outright (its `Origin` holds it).
 """
 

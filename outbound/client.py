@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
-from aiohttp.abc import AbstractResolver
-
 from outbound.attempt_headers import USER_AGENT as USER_AGENT  # re-exported: the tests compare with it
 from outbound.attempt_headers import our_headers
 from outbound.calling_tenant import calling_for
@@ -34,6 +32,7 @@ from outbound.decoding import BoundedDecoder
 from outbound.dialer import DialRefused
 from outbound.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, port_spelling_problem
 from outbound.redaction import REDACTED, kept_body, window_bytes
+from outbound.resolvers import Resolver
 from outbound.tenant_lookups import LookupLimits
 from outbound.transport import PooledTransport, Transport
 from outbound.wire import parse_url, request_head
@@ -149,7 +148,7 @@ class DeliveryClient:
         max_connections: int = 100,
         keepalive_seconds: float = 30.0,
         body_limit: int = RESPONSE_BODY_LIMIT,
-        resolver: AbstractResolver | None = None,  # the resolver under the vetting (tests: a scripted one)
+        resolver: Resolver | None = None,  # the resolver under the vetting (tests: a scripted one)
         lookups: LookupLimits | None = None,  # how names are looked up (c-ares; settings DNS_*)
         ssl_context: ssl.SSLContext | None = None,  # TLS trust (default: the system's)
         transport: Transport | None = None,

@@ -21,11 +21,11 @@ from typing import Any, cast
 
 import aiohappyeyeballs
 import httptools
-from aiohttp.abc import AbstractResolver
 
 from outbound.calling_tenant import CALLING_TENANT
 from outbound.dialer import DialRefused, VettingResolver, vetted_socket_factory
 from outbound.egress import EgressDenied, EgressPolicy
+from outbound.resolvers import Resolver
 from outbound.tenant_lookups import LookupLimits
 
 # (tenant, scheme, host as sent to DNS and TLS, port): what a kept-alive connection can be reused for.
@@ -255,7 +255,7 @@ class ConnectionPool:
         limit: int,
         keepalive_seconds: float,
         decoder_factory: Any,
-        resolver: AbstractResolver | None = None,
+        resolver: Resolver | None = None,
         lookups: LookupLimits | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
@@ -265,7 +265,7 @@ class ConnectionPool:
         self._decoder_factory = decoder_factory
         self._policy = policy
         self._inner_resolver = resolver
-        self._resolver: VettingResolver | None = None  # built in the loop: aiohttp's resolvers bind to it
+        self._resolver: VettingResolver | None = None  # built in the loop: c-ares' resolver binds to it
         self._socket_factory = vetted_socket_factory(policy)
         self._ssl = ssl_context or _default_tls()
         self._idle: dict[Origin, list[Connection]] = {}

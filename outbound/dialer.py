@@ -26,9 +26,9 @@ from __future__ import annotations
 import socket
 
 from aiohappyeyeballs import AddrInfoType, SocketFactoryType
-from aiohttp.abc import AbstractResolver, ResolveResult
 
 from outbound.egress import GENERIC_MESSAGE, EgressDenied, EgressPolicy, LookupUnfinished
+from outbound.resolvers import Resolver, ResolveResult
 from outbound.tenant_lookups import LookupLimits, TenantLookups
 
 
@@ -40,12 +40,10 @@ class DialRefused(OSError):
         self.reason = reason
 
 
-class VettingResolver(AbstractResolver):
+class VettingResolver:
     """Resolve, then vet every address with the egress policy before anyone dials it."""
 
-    def __init__(
-        self, policy: EgressPolicy, inner: AbstractResolver | None = None, limits: LookupLimits | None = None
-    ) -> None:
+    def __init__(self, policy: EgressPolicy, inner: Resolver | None = None, limits: LookupLimits | None = None) -> None:
         self._policy = policy
         self._inner = TenantLookups(limits or LookupLimits(), inner)
 

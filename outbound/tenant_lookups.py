@@ -3,7 +3,7 @@
 getaddrinfo ran on the loop's pool of four threads and was never given up: four of one
 tenant's names that never answer held every thread (and the pool slots of their dials),
 and another tenant's call timed out behind them. Here each lookup is asynchronous (c-ares
-through aiohttp's `AsyncResolver`, which takes our name servers), ends after its own
+through `resolvers.AresResolver`, which takes our name servers), ends after its own
 timeout, a tenant has at most `per_tenant` lookups in flight (the rest fail at once), and
 a name whose lookup failed is not asked again for `negative_seconds`. What a failure
 means is `outbound.egress.lookups`'s rule: `NameNotFound` or `LookupUnfinished`.
@@ -20,12 +20,10 @@ import socket
 from collections import Counter
 from dataclasses import dataclass
 
-from aiohttp.abc import AbstractResolver, ResolveResult
-from aiohttp.resolver import AsyncResolver
-
 from outbound.calling_tenant import CALLING_TENANT
 from outbound.egress import LookupUnfinished, NameNotFound, lookup_failure
 from outbound.egress.lookups import ares_channel_options
+from outbound.resolvers import AresResolver, Resolver, ResolveResult
 
 logger = logging.getLogger(__name__)
 
@@ -42,10 +40,10 @@ class LookupLimits:
     negative_seconds: float = 5.0  # a failed name is not asked again for this long
 
 
-class TenantLookups(AbstractResolver):
+class TenantLookups:
     """Resolve for the calling tenant (`calling_tenant`), under `LookupLimits`; built inside the event loop."""
 
-    def __init__(self, limits: LookupLimits, inner: AbstractResolver | None = None) -> None:
+    def __init__(self, limits: LookupLimits, inner: Resolver | None = None) -> None:
         self._limits = limits
         self._inner = inner
         self._in_flight: Counter[str] = Counter()
@@ -53,11 +51,11 @@ class TenantLookups(AbstractResolver):
         # that failed fails at once, for a while.
         self._failed: dict[tuple[str | None, str, int], tuple[float, NameNotFound | LookupUnfinished]] = {}
 
-    def _resolver(self) -> AbstractResolver:
+    def _resolver(self) -> Resolver:
         if self._inner is None:
             options = ares_channel_options(self._limits.nameservers, self._limits.timeout_seconds)
             nameservers = options.pop("servers", None)
-            self._inner = AsyncResolver(nameservers=nameservers, **options)
+            self._inner = AresResolver(nameservers=nameservers, **options)
         return self._inner
 
     async def resolve(

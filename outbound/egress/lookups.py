@@ -56,7 +56,7 @@ def lookup_failure(exc: BaseException) -> NameNotFound | LookupUnfinished:
 
 
 def _ares_code(exc: BaseException) -> int | None:
-    """The c-ares error code in `exc` or its cause (aiohttp's AsyncResolver raises OSError from aiodns' DNSError)."""
+    """The c-ares error code in `exc` or its cause (the executor's resolver raises OSError from aiodns' DNSError)."""
     for seen in (exc, exc.__cause__):
         if isinstance(seen, pycares.AresError) or type(seen).__name__ == "DNSError":
             args = getattr(seen, "args", ())
