@@ -273,7 +273,12 @@ DATABASES = {"default": _db}
 # loop's start (docs/benchmarks/issue33-evening.md). Every other process (gunicorn, migrate, check, the
 # tests) discovers them as before.
 LOOP_COMMANDS = ("run_scheduler", "run_executor", "run_reconciler", "run_archiver")
-_RUNS_A_LOOP = len(sys.argv) > 1 and sys.argv[1] in LOOP_COMMANDS
+_LOOP = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in LOOP_COMMANDS else None
+_RUNS_A_LOOP = _LOOP is not None
+# Whether this process parses EGRESS_ALLOWLIST at start (tasks.apps): every process that may check or
+# dial a tenant's URL does, so a bad value stops it; the three loops that dial nothing skip the egress
+# package's imports (httpx, yarl, c-ares).
+EGRESS_POLICY_AT_START = _LOOP in (None, "run_executor")
 _ADMIN_APP = "django.contrib.admin.apps.SimpleAdminConfig" if _RUNS_A_LOOP else "django.contrib.admin"
 INSTALLED_APPS = [
     "console",  # the support console; before django.contrib.admin, so its admin/ templates win
@@ -449,11 +454,13 @@ if JWT_ALGORITHM == "HS256" and not DEBUG and len(JWT_VERIFYING_KEY.encode()) < 
     raise ImproperlyConfigured(
         f"JWT_VERIFYING_KEY: an HS256 secret must be at least {JWT_HS256_MIN_KEY_BYTES} bytes when DEBUG is off"
     )
-if JWT_ALGORITHM == "HS256":
+# The keys are parsed (with PyJWT's and cryptography's key types) where tokens are read or issued: the
+# four loops do neither, and start sooner without those imports.
+if JWT_ALGORITHM == "HS256" and not _RUNS_A_LOOP:
     for _name, _key in (("JWT_VERIFYING_KEY", JWT_VERIFYING_KEY), ("JWT_SIGNING_KEY", JWT_SIGNING_KEY)):
         if _key:
             _check_hmac_secret(_name, _key)
-if JWT_ALGORITHM != "HS256":
+if JWT_ALGORITHM != "HS256" and not _RUNS_A_LOOP:
     _check_jwt_key("JWT_VERIFYING_KEY", JWT_VERIFYING_KEY, JWT_ALGORITHM, private=False)
     if JWT_SIGNING_KEY:
         _check_jwt_key("JWT_SIGNING_KEY", JWT_SIGNING_KEY, JWT_ALGORITHM, private=True)

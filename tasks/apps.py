@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 from django.core.management import call_command
 from django.db.models.signals import post_migrate
 
@@ -14,7 +15,8 @@ class TasksConfig(AppConfig):
 
     def ready(self) -> None:
         # Parse EGRESS_ALLOWLIST at start: a bad value stops the process naming the setting.
-        from tasks.targets import egress_policy
+        if settings.EGRESS_POLICY_AT_START:
+            from tasks.targets import egress_policy
 
-        egress_policy()
+            egress_policy()
         post_migrate.connect(_create_cache_tables, sender=self, dispatch_uid="tasks.create_cache_tables")
