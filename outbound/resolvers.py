@@ -41,8 +41,8 @@ class Resolver(Protocol):
 class AresResolver:
     """c-ares through aiodns, asked as aiohttp's `AsyncResolver` asks it; built inside the event loop.
 
-    A link-local IPv6 answer keeps no zone (aiohttp asks getnameinfo for one): the egress
-    policy refuses every link-local address anyway.
+    aiohttp also asks getnameinfo for the zone of an IPv6 answer that carries a scope id; an
+    answer from DNS carries none, so that branch is left out.
     """
 
     def __init__(self, *, nameservers: list[str] | None = None, timeout: float, tries: int) -> None:
