@@ -17,6 +17,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from history.backends import backend_path
+from jobsched_project import loops
 from jobsched_project.setting_docs import record
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -272,8 +273,8 @@ DATABASES = {"default": _db}
 # those import the console's pages, the API's serializers and their libraries, about a fifth of a
 # loop's start (docs/benchmarks/issue33-evening.md). Every other process (gunicorn, migrate, check, the
 # tests) discovers them as before.
-LOOP_COMMANDS = ("run_scheduler", "run_executor", "run_reconciler", "run_archiver")
-_LOOP = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in LOOP_COMMANDS else None
+LOOP_COMMANDS = loops.LOOP_COMMANDS
+_LOOP = loops.loop_command(sys.argv)
 _RUNS_A_LOOP = _LOOP is not None
 # Whether this process parses EGRESS_ALLOWLIST at start (tasks.apps): every process that may check or
 # dial a tenant's URL does, so a bad value stops it; the three loops that dial nothing skip the egress

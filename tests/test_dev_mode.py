@@ -129,3 +129,19 @@ def test_without_debug_a_refused_url_says_only_the_generic_message(owner):
     with override_settings(DEBUG=False, EGRESS_ALLOWLIST=""):
         response = owner.post("/v1/tasks", body, format="json")
     assert response.json()["errors"]["http.url"] == ["destination not allowed"]
+
+
+IMPORT_FAILS = """
+import runpy
+import sys
+sys.modules["django.core.management"] = None  # importing it now fails, as a broken install would
+sys.argv = ["manage.py", "check"]
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
+def test_a_failed_import_reports_its_own_error_not_one_of_manage_py():
+    done = _run("-c", IMPORT_FAILS, env=_plain_shell(DJANGO_SETTINGS_MODULE="tests.settings"))
+    assert done.returncode != 0
+    assert "ModuleNotFoundError: import of django.core.management halted" in done.stderr, done.stderr
+    assert "UnboundLocalError" not in done.stderr, done.stderr

@@ -248,9 +248,11 @@ def settle_startup_objects() -> None:
     what the loop allocated since, instead of pausing every thread of the process for the whole
     heap (a stall in a burst, in the executor). No collection first: it would cost each start a
     tenth of a second to free the little garbage startup leaves. Once per process: a loop run again
-    in the same process (tests call the commands in theirs) has nothing new from startup to freeze."""
+    in the same process (tests call the commands in theirs) has nothing new from startup to freeze.
+    Then the collector runs again: manage.py pauses it while a loop starts."""
     if gc.get_freeze_count() == 0:
         gc.freeze()
+    gc.enable()
 
 
 def run_worker(run: Callable[[], object]) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import httpx
 import yarl
 
 from outbound.egress.networks import IPAddress, parse_address
@@ -138,6 +137,10 @@ def parse_task_url(url: object) -> ParsedTarget:
         raise TargetError(f"must be at most {MAX_URL_LENGTH} characters")
     if any(c.isspace() or not c.isprintable() for c in url):
         raise TargetError("must not contain whitespace or control characters")
+    # Imported here: only the API checks a whole URL this way. The executor, which dials with yarl
+    # and vets addresses, starts without httpx (its package imports its command line's libraries too).
+    import httpx
+
     try:
         h_url = httpx.URL(url)
         y_url = yarl.URL(url)

@@ -278,7 +278,7 @@ from django.contrib import admin
 from django.core.management import call_command
 call_command(*sys.argv[1:], **({"once": True, "skip_checks": False} if sys.argv[1] != "check" else {}))
 loaded = ["console.admin", "tasks.serializers", "rest_framework.serializers", "rest_framework.renderers"]
-loaded += ["drf_spectacular.utils", "aiohttp", "jwt", "outbound.egress"]
+loaded += ["drf_spectacular.utils", "aiohttp", "jwt", "outbound.egress", "httpx"]
 print(json.dumps({"loaded": [name for name in loaded if name in sys.modules], "registered": len(admin.site._registry)}))
 """
 
@@ -287,7 +287,8 @@ print(json.dumps({"loaded": [name for name in loaded if name in sys.modules], "r
 def test_a_loop_starts_without_the_admins_modules_or_the_apis_serializers(command):
     """They import the console's pages and DRF (the templates' check too: DRF's template tags); a loop
     serves neither, and starts sooner without them. Nor aiohttp (the executor's lookups are aiodns'),
-    PyJWT (no loop reads a token) or, but in the executor, the egress policy (the others dial nothing)."""
+    PyJWT (no loop reads a token), httpx (only the API reads a whole URL with it) or, but in the
+    executor, the egress policy (the others dial nothing)."""
     loop = run_python("-c", ADMIN_PROBE, command, env=child_env())
     assert loop.returncode == 0, loop.stderr
     dials = ["outbound.egress"] if command == "run_executor" else []
@@ -301,3 +302,57 @@ def test_every_other_process_still_discovers_the_admins_modules():
     assert "console.admin" in probe["loaded"]
     assert {"jwt", "outbound.egress"} <= set(probe["loaded"])  # the token keys and EGRESS_ALLOWLIST, parsed at start
     assert probe["registered"] >= 10  # tasks, jobs, dead jobs, calendars, users, groups, ...
+
+
+GC_PROBE = """
+import gc
+import json
+import runpy
+import sys
+
+def collections():
+    return sum(generation["collections"] for generation in gc.get_stats())
+
+paused_at = []
+disable = gc.disable
+def recording_disable():
+    paused_at.append(collections())
+    disable()
+gc.disable = recording_disable
+at_freeze = []
+freeze = gc.freeze
+def recording_freeze():
+    # Whether the collector ran, and how often, since manage.py paused it.
+    at_freeze.append({"enabled": gc.isenabled(), "collections": collections() - paused_at[-1]})
+    freeze()
+gc.freeze = recording_freeze
+sys.argv = ["manage.py", *sys.argv[1:]]
+before = collections()
+try:
+    runpy.run_path("manage.py", run_name="__main__")
+except SystemExit as exc:
+    assert not exc.code, exc.code
+probe = {"paused": len(paused_at), "at_freeze": at_freeze, "enabled": gc.isenabled()}
+print(json.dumps({**probe, "collections": collections() - before}))
+"""
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_loop_starts_with_the_collector_paused_and_runs_with_it_on(command):
+    """Collecting among the objects a start builds and keeps frees nothing; the loop freezes them, then collects."""
+    loop = run_python("-c", GC_PROBE, command, "--once", env=child_env(HISTORY_BACKEND="sql"))
+    assert loop.returncode == 0, loop.stderr
+    probe = json.loads(loop.stdout.strip().splitlines()[-1])
+    assert probe["paused"] == 1
+    assert probe["at_freeze"] == [{"enabled": False, "collections": 0}]
+    assert probe["enabled"] is True
+
+
+def test_every_other_command_starts_with_the_collector_on():
+    check = run_python("-c", GC_PROBE, "check", env=child_env())
+    assert check.returncode == 0, check.stderr
+    probe = json.loads(check.stdout.strip().splitlines()[-1])
+    assert probe["paused"] == 0
+    assert probe["at_freeze"] == []
+    assert probe["enabled"] is True
+    assert probe["collections"] > 0
