@@ -1,15 +1,18 @@
 """The database clock estimator, on a fake clock: offset from the midpoint, bound from half the round trip;
-and the idle claim's alignment to the database clock's whole seconds."""
+the idle claim's alignment to the database clock's whole seconds, and the soon retry of a new executor."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workers.executor.claimer import CLAIM_JITTER_SECONDS, CLAIM_LEAD_SECONDS, Claimer
+from workers.executor import claimer as claimer_module
+from workers.executor.claimer import CLAIM_JITTER_SECONDS, CLAIM_LEAD_SECONDS, STARTUP_RETRY_SECONDS, Claimer
 from workers.executor.clock import DRIFT_PER_SECOND, DatabaseClock, epoch_seconds
 from workers.executor.credentials import Credentials
 from workers.executor.db_threads import DatabaseThread
@@ -169,3 +172,45 @@ def test_idle_executors_wake_at_different_moments_within_the_jitter():
 def test_a_poll_shorter_than_a_second_is_not_aligned():
     executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
     assert executor.idle_seconds() == 0.5
+
+
+def _scripted_claims(claimer: Claimer, claims: list[list], *, sleeps: int) -> list[float]:
+    """Run the claim loop on `claims` (what each claim returns) until it has slept `sleeps` times; the sleeps."""
+    script = iter(claims)
+    slept: list[float] = []
+
+    def claim_and_load(**_: object) -> list:
+        return next(script)
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) == sleeps:
+            claimer.stop()
+
+    claimer._claim_and_load = claim_and_load  # the database's part of a claim
+    claimer._sleep = sleep
+    asyncio.run(claimer.run())
+    return slept
+
+
+def _a_job() -> SimpleNamespace:
+    return SimpleNamespace(request_bytes=100)
+
+
+def test_a_new_executor_whose_claims_find_nothing_claims_again_soon():
+    # It starts with the scheduler (a deployment, a restart after an outage): the idle sleep would keep
+    # the jobs of the scheduler's first tick waiting up to a second, for the next aligned claim.
+    executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
+    assert _scripted_claims(executor, [[], [], []], sleeps=3) == [STARTUP_RETRY_SECONDS] * 3
+
+
+def test_once_a_claim_took_a_job_an_empty_claim_waits_the_idle_sleep():
+    executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
+    # A short claim that took a job claims again at once; the next, empty, sleeps the poll.
+    assert _scripted_claims(executor, [[_a_job()], [], []], sleeps=2) == [0.5, 0.5]
+
+
+def test_past_its_start_an_executor_that_never_claimed_a_job_waits_the_idle_sleep(monkeypatch):
+    monkeypatch.setattr(claimer_module, "STARTUP_SECONDS", 0.0)
+    executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
+    assert _scripted_claims(executor, [[], []], sleeps=2) == [0.5, 0.5]

@@ -38,6 +38,10 @@ logger = logging.getLogger(__name__)
 
 CLAIM_LEAD_SECONDS = 0.9  # an idle claim starts this long before a whole second (see `idle_seconds`)
 CLAIM_JITTER_SECONDS = 0.1  # ... plus up to this much, drawn per sleep
+# An executor that has claimed nothing yet, in its first STARTUP_SECONDS, claims again this soon after
+# an empty claim instead of the idle sleep (see `empty_claim_sleep`).
+STARTUP_RETRY_SECONDS = 0.1
+STARTUP_SECONDS = 2.0
 # After giving a job back (its calls are too slow for what it holds), an executor claims no more than
 # its call slots for this long: claimed again at once, those jobs would only wait and go back again.
 PREFETCH_PAUSE_SECONDS = 30.0
@@ -80,12 +84,15 @@ class Claimer:
     held: int = field(default=0, init=False)  # claimed, not answered: parked, waiting for a slot, or in flight
     held_bytes: int = field(default=0, init=False)  # their requests' sizes (ClaimedJob.request_bytes)
     _prefetch_paused_until: float = field(default=0.0, init=False)  # time.monotonic(): PREFETCH_PAUSE_SECONDS
+    # time.monotonic() until which an empty claim is retried soon (`empty_claim_sleep`); 0 once a claim took a job
+    _starting_until: float = field(default=0.0, init=False)
     slots_freed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     stopping: asyncio.Event = field(default_factory=asyncio.Event, init=False)
 
     def __post_init__(self) -> None:
         self.held_max = self.concurrency + self.prefetch  # held at most: the calls in flight and the prefetch
         self.claim_min = claim_min(self.held_max)
+        self._starting_until = time.monotonic() + STARTUP_SECONDS
 
     def stop(self) -> None:
         """Stop claiming: also wakes a claim loop waiting for free slots (it waits up to a poll)."""
@@ -158,8 +165,10 @@ class Claimer:
             EXECUTOR_CLAIMED.inc(len(jobs))
             if self.once and len(jobs) < free:
                 return  # everything due within the lookahead is claimed
-            if not jobs:
-                await self._sleep(self.idle_seconds())  # nothing claimable is due within the lookahead
+            if jobs:
+                self._starting_until = 0.0
+            else:
+                await self._sleep(self.empty_claim_sleep())  # nothing claimable is due within the lookahead
             # A short claim that took some jobs claims again at once: it is no sign that the lookahead
             # is drained (SKIP LOCKED passed over another executor's rows, or the fair take's rounds
             # ended). Sleeping after one left hundreds of a burst's due jobs waiting up to a second.
@@ -198,6 +207,20 @@ class Claimer:
         # one whose claim locked a capped tenant's limits first took its whole headroom every second.
         # With 0-0.1 s more, they take turns at random, and the claim still starts 0.8 s or more ahead.
         return min(poll, poll - shift + random.uniform(0.0, CLAIM_JITTER_SECONDS))
+
+    def empty_claim_sleep(self) -> float:
+        """The sleep after a claim that found nothing: `idle_seconds`, or STARTUP_RETRY_SECONDS at start.
+
+        An executor usually starts with a scheduler (a deployment, a restart after an outage), and
+        that scheduler's first jobs commit a moment after the executor's first claim: the idle sleep
+        then kept every job of a cold start waiting for the next aligned claim, up to a second.
+        Until its first claim takes a job, for STARTUP_SECONDS at most, it claims again soon; an
+        empty claim is one cheap probe, so this is a few more statements once per start.
+        """
+        idle = self.idle_seconds()
+        if time.monotonic() < self._starting_until:
+            return min(idle, STARTUP_RETRY_SECONDS)
+        return idle
 
     def _claim_and_load(self, *, worker_id: str, limit: int, lookahead_seconds: float) -> list[ClaimedJob]:
         """Claim (committed), then load the batch's secrets and signing keys on the same thread, not per job."""
