@@ -17,8 +17,8 @@ from jobsched_project.loops import loop_command
 def main() -> None:
     if loop_command(sys.argv) is not None:
         # A loop's start builds objects it keeps for its whole life (modules, classes, settings):
-        # collecting among them while it imports frees nothing and only slows each start. The loop
-        # turns the collector back on once they are frozen (workers.loop.settle_startup_objects).
+        # collecting among them while it imports frees little and slows each start. The loop turns
+        # the collector back on once they are frozen (workers.loop.settle_startup_objects).
         gc.disable()
     if "DJANGO_SETTINGS_MODULE" not in os.environ:
         env_file = Path(os.environ.get("JOBSCHED_ENV_FILE") or Path(__file__).resolve().parent / ".env")

@@ -278,8 +278,12 @@ _LOOP = loops.loop_command(sys.argv)
 _RUNS_A_LOOP = _LOOP is not None
 # Whether this process parses EGRESS_ALLOWLIST at start (tasks.apps): every process that may check or
 # dial a tenant's URL does, so a bad value stops it; the three loops that dial nothing skip the egress
-# package's imports (httpx, yarl, c-ares).
+# package's imports (yarl, c-ares).
 EGRESS_POLICY_AT_START = _LOOP in (None, "run_executor")
+# Whether this process imports the whole-URL check's parsers at start (tasks.apps): every process but
+# the loops may check a tenant's URL (the API, the console, manage.py commands), and the check imports
+# httpx on first use (outbound.egress.url_rules), which would otherwise be a gunicorn worker's first create.
+URL_CHECK_AT_START = _LOOP is None
 _ADMIN_APP = "django.contrib.admin.apps.SimpleAdminConfig" if _RUNS_A_LOOP else "django.contrib.admin"
 INSTALLED_APPS = [
     "console",  # the support console; before django.contrib.admin, so its admin/ templates win
@@ -614,7 +618,7 @@ LOGGING = {
         "django.db.backends": {"level": "INFO"},
         # Its 4xx warnings repeat the access line; 5xx (with the traceback) are still logged.
         "django.request": {"level": "ERROR"},
-        # httpx logs every request at INFO: the executor makes thousands a second.
+        # httpx logs every request it makes at INFO.
         "httpx": {"level": "WARNING"},
     },
 }

@@ -19,4 +19,8 @@ class TasksConfig(AppConfig):
             from tasks.targets import egress_policy
 
             egress_policy()
+        if settings.URL_CHECK_AT_START:
+            from outbound.egress.url_rules import parse_task_url
+
+            parse_task_url("https://example.com/")  # imports both URL parsers now, not at the first check
         post_migrate.connect(_create_cache_tables, sender=self, dispatch_uid="tasks.create_cache_tables")

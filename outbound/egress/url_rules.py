@@ -137,8 +137,9 @@ def parse_task_url(url: object) -> ParsedTarget:
         raise TargetError(f"must be at most {MAX_URL_LENGTH} characters")
     if any(c.isspace() or not c.isprintable() for c in url):
         raise TargetError("must not contain whitespace or control characters")
-    # Imported here: only the API checks a whole URL this way. The executor, which dials with yarl
-    # and vets addresses, starts without httpx (its package imports its command line's libraries too).
+    # Imported here: only the API and the console check a whole URL this way (tasks.apps imports it
+    # at their start). The executor, which dials with yarl and vets addresses, starts without httpx
+    # (its package imports its command line's libraries too).
     import httpx
 
     try:

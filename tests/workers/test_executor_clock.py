@@ -4,10 +4,12 @@ the idle claim's alignment to the database clock's whole seconds, and the soon r
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.db.utils import OperationalError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -174,43 +176,92 @@ def test_a_poll_shorter_than_a_second_is_not_aligned():
     assert executor.idle_seconds() == 0.5
 
 
-def _scripted_claims(claimer: Claimer, claims: list[list], *, sleeps: int) -> list[float]:
-    """Run the claim loop on `claims` (what each claim returns) until it has slept `sleeps` times; the sleeps."""
-    script = iter(claims)
-    slept: list[float] = []
+class ScriptedClaims:
+    """A claimer whose database part follows a script: what each claim returns (a list, or an
+    exception to raise) and what each probe after an empty claim answers (anything due?)."""
 
-    def claim_and_load(**_: object) -> list:
-        return next(script)
+    def __init__(self, claimer: Claimer, claims: list, *, due: list[bool] = (), sleeps: int, outage: float = 0.0):
+        self.claimer, self.claims, self.due = claimer, iter(claims), iter(due)
+        self.sleeps_wanted, self.outage = sleeps, outage
+        self.slept: list[float] = []
+        self.claimed = self.probed = 0
+        claimer._claim_and_load = self.claim_and_load
+        claimer._anything_due = self.anything_due
+        claimer._sleep = self.sleep
 
-    async def sleep(seconds: float) -> None:
-        slept.append(seconds)
-        if len(slept) == sleeps:
-            claimer.stop()
+    def claim_and_load(self, **_: object) -> list:
+        self.claimed += 1
+        answer = next(self.claims)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
 
-    claimer._claim_and_load = claim_and_load  # the database's part of a claim
-    claimer._sleep = sleep
-    asyncio.run(claimer.run())
-    return slept
+    def anything_due(self, **_: object) -> bool:
+        self.probed += 1
+        return next(self.due)
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        if self.outage and len(self.slept) == 1:
+            time.sleep(self.outage)  # the database stays away this long
+        if len(self.slept) == self.sleeps_wanted:
+            self.claimer.stop()
+
+    def run(self) -> list[float]:
+        asyncio.run(self.claimer.run())
+        return self.slept
 
 
 def _a_job() -> SimpleNamespace:
     return SimpleNamespace(request_bytes=100)
 
 
-def test_a_new_executor_whose_claims_find_nothing_claims_again_soon():
-    # It starts with the scheduler (a deployment, a restart after an outage): the idle sleep would keep
-    # the jobs of the scheduler's first tick waiting up to a second, for the next aligned claim.
-    executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
-    assert _scripted_claims(executor, [[], [], []], sleeps=3) == [STARTUP_RETRY_SECONDS] * 3
+# On the world's clock at 500.3 a poll of 1 s is cut to the next claim 0.9 s before a whole second
+# of the database clock: 0.8 s, plus up to the jitter.
+ALIGNED = (0.8, 0.8 + CLAIM_JITTER_SECONDS + 1e-9)
 
 
-def test_once_a_claim_took_a_job_an_empty_claim_waits_the_idle_sleep():
-    executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
-    # A short claim that took a job claims again at once; the next, empty, sleeps the poll.
-    assert _scripted_claims(executor, [[_a_job()], [], []], sleeps=2) == [0.5, 0.5]
+def _starting_executor(monkeypatch, startup_seconds: float = 3600.0) -> Claimer:
+    monkeypatch.setattr(claimer_module, "STARTUP_SECONDS", startup_seconds)
+    return _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 1.0)
 
 
-def test_past_its_start_an_executor_that_never_claimed_a_job_waits_the_idle_sleep(monkeypatch):
-    monkeypatch.setattr(claimer_module, "STARTUP_SECONDS", 0.0)
-    executor = _idle_executor(FakeWorld([(0.0, 0.0)], start=500.3), 0.5)
-    assert _scripted_claims(executor, [[], []], sleeps=2) == [0.5, 0.5]
+def test_a_new_executor_claims_again_soon_while_nothing_is_due(monkeypatch):
+    # It starts with the scheduler (a deployment, a restart after an outage): the aligned idle sleep kept
+    # the jobs of the scheduler's first tick waiting up to a second for the next claim.
+    script = ScriptedClaims(_starting_executor(monkeypatch), [[], [], []], due=[False] * 3, sleeps=3)
+    assert script.run() == [STARTUP_RETRY_SECONDS] * 3
+    assert script.probed == 3
+
+
+def test_a_new_executor_that_passed_over_due_jobs_claims_once_more_then_keeps_the_idle_sleep(monkeypatch):
+    # Due jobs the claim did not take (a paused or capped tenant's, another executor's rows): one more claim
+    # at once (the scheduler's first jobs may have committed in between), then the aligned sleep.
+    script = ScriptedClaims(_starting_executor(monkeypatch), [[], [], []], due=[True], sleeps=2)
+    slept = script.run()
+    assert script.claimed == 3 and script.probed == 1
+    assert all(ALIGNED[0] <= seconds <= ALIGNED[1] for seconds in slept), slept
+
+
+def test_once_a_claim_took_a_job_an_empty_claim_waits_the_aligned_idle_sleep(monkeypatch):
+    # A short claim that took a job claims again at once; the next, empty, sleeps to the aligned claim.
+    script = ScriptedClaims(_starting_executor(monkeypatch), [[_a_job()], [], []], sleeps=2)
+    slept = script.run()
+    assert script.probed == 0
+    assert all(ALIGNED[0] <= seconds <= ALIGNED[1] for seconds in slept), slept
+
+
+def test_past_its_start_an_executor_that_never_claimed_a_job_waits_the_aligned_idle_sleep(monkeypatch):
+    script = ScriptedClaims(_starting_executor(monkeypatch, startup_seconds=0.0), [[], []], sleeps=2)
+    slept = script.run()
+    assert script.probed == 0
+    assert all(ALIGNED[0] <= seconds <= ALIGNED[1] for seconds in slept), slept
+
+
+def test_the_start_counts_from_the_first_claim_the_database_answered(monkeypatch):
+    # Away at start for longer than STARTUP_SECONDS: the first claim that comes back still retries soon.
+    executor = _starting_executor(monkeypatch, startup_seconds=0.2)
+    away = OperationalError(2003, "Can't connect to MySQL server")
+    script = ScriptedClaims(executor, [away, [], []], due=[False, False], sleeps=3, outage=0.3)
+    slept = script.run()
+    assert slept[1:] == [STARTUP_RETRY_SECONDS] * 2  # slept[0]: the unavailable database's backoff

@@ -300,7 +300,8 @@ def test_every_other_process_still_discovers_the_admins_modules():
     assert check.returncode == 0, check.stderr
     probe = json.loads(check.stdout.strip().splitlines()[-1])
     assert "console.admin" in probe["loaded"]
-    assert {"jwt", "outbound.egress"} <= set(probe["loaded"])  # the token keys and EGRESS_ALLOWLIST, parsed at start
+    # The token keys and EGRESS_ALLOWLIST parsed at start, and the URL check's parsers imported.
+    assert {"jwt", "outbound.egress", "httpx"} <= set(probe["loaded"])
     assert probe["registered"] >= 10  # tasks, jobs, dead jobs, calendars, users, groups, ...
 
 
@@ -309,6 +310,8 @@ import gc
 import json
 import runpy
 import sys
+
+import MySQLdb.cursors
 
 def collections():
     return sum(generation["collections"] for generation in gc.get_stats())
@@ -326,13 +329,20 @@ def recording_freeze():
     at_freeze.append({"enabled": gc.isenabled(), "collections": collections() - paused_at[-1]})
     freeze()
 gc.freeze = recording_freeze
+in_loop = []
+execute = MySQLdb.cursors.BaseCursor.execute
+def recording_execute(cursor, *args, **kwargs):
+    if at_freeze and not in_loop:  # the loop's first statement
+        in_loop.append(gc.isenabled())
+    return execute(cursor, *args, **kwargs)
+MySQLdb.cursors.BaseCursor.execute = recording_execute
 sys.argv = ["manage.py", *sys.argv[1:]]
 before = collections()
 try:
     runpy.run_path("manage.py", run_name="__main__")
 except SystemExit as exc:
     assert not exc.code, exc.code
-probe = {"paused": len(paused_at), "at_freeze": at_freeze, "enabled": gc.isenabled()}
+probe = {"paused": len(paused_at), "at_freeze": at_freeze, "in_loop": in_loop, "enabled": gc.isenabled()}
 print(json.dumps({**probe, "collections": collections() - before}))
 """
 
@@ -345,6 +355,7 @@ def test_a_loop_starts_with_the_collector_paused_and_runs_with_it_on(command):
     probe = json.loads(loop.stdout.strip().splitlines()[-1])
     assert probe["paused"] == 1
     assert probe["at_freeze"] == [{"enabled": False, "collections": 0}]
+    assert probe["in_loop"] == [True]  # on again for the loop's own work
     assert probe["enabled"] is True
 
 

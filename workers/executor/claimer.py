@@ -21,7 +21,7 @@ from typing import Any
 from django.db import connection
 from django.db.utils import DatabaseError
 
-from jobs.queue import ClaimedJob, claim_due
+from jobs.queue import ClaimedJob, claim_due, due_priorities
 from outbound.egress import MAX_URL_LENGTH
 from outbound.headers import MAX_TOTAL_BYTES as MAX_HEADER_BYTES
 from tasks.request_limits import MAX_BODY_BYTES
@@ -38,8 +38,8 @@ logger = logging.getLogger(__name__)
 
 CLAIM_LEAD_SECONDS = 0.9  # an idle claim starts this long before a whole second (see `idle_seconds`)
 CLAIM_JITTER_SECONDS = 0.1  # ... plus up to this much, drawn per sleep
-# An executor that has claimed nothing yet, in its first STARTUP_SECONDS, claims again this soon after
-# an empty claim instead of the idle sleep (see `empty_claim_sleep`).
+# While it starts (no claim took a job yet, within STARTUP_SECONDS of the first claim the database
+# answered), an executor whose claim found nothing due claims again this soon (see `run`).
 STARTUP_RETRY_SECONDS = 0.1
 STARTUP_SECONDS = 2.0
 # After giving a job back (its calls are too slow for what it holds), an executor claims no more than
@@ -84,15 +84,14 @@ class Claimer:
     held: int = field(default=0, init=False)  # claimed, not answered: parked, waiting for a slot, or in flight
     held_bytes: int = field(default=0, init=False)  # their requests' sizes (ClaimedJob.request_bytes)
     _prefetch_paused_until: float = field(default=0.0, init=False)  # time.monotonic(): PREFETCH_PAUSE_SECONDS
-    # time.monotonic() until which an empty claim is retried soon (`empty_claim_sleep`); 0 once a claim took a job
-    _starting_until: float = field(default=0.0, init=False)
+    _starting: bool = field(default=True, init=False)  # see STARTUP_SECONDS
+    _starting_until: float | None = field(default=None, init=False)  # time.monotonic(), from the first answered claim
     slots_freed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     stopping: asyncio.Event = field(default_factory=asyncio.Event, init=False)
 
     def __post_init__(self) -> None:
         self.held_max = self.concurrency + self.prefetch  # held at most: the calls in flight and the prefetch
         self.claim_min = claim_min(self.held_max)
-        self._starting_until = time.monotonic() + STARTUP_SECONDS
 
     def stop(self) -> None:
         """Stop claiming: also wakes a claim loop waiting for free slots (it waits up to a poll)."""
@@ -151,6 +150,9 @@ class Claimer:
                 jobs = await self.db.call(
                     self._claim_and_load, worker_id=self.worker_id, limit=free, lookahead_seconds=self.poll_seconds
                 )
+                nothing_due = False
+                if not jobs and not self.once and self._still_starting():
+                    nothing_due = not await self.db.call(self._anything_due, lookahead_seconds=self.poll_seconds)
             except DATABASE_ERRORS as exc:
                 if self.once:
                     raise
@@ -166,9 +168,17 @@ class Claimer:
             if self.once and len(jobs) < free:
                 return  # everything due within the lookahead is claimed
             if jobs:
-                self._starting_until = 0.0
+                self._starting = False
+            elif nothing_due:
+                await self._sleep(min(self.idle_seconds(), STARTUP_RETRY_SECONDS))
+            elif self._starting:
+                # Starting, with jobs due that the claim did not take: claim once more at once (the
+                # scheduler's first jobs may have committed in between); if that finds nothing either,
+                # they are a paused or capped tenant's or another executor's, and a soon retry would
+                # not take them.
+                self._starting = False
             else:
-                await self._sleep(self.empty_claim_sleep())  # nothing claimable is due within the lookahead
+                await self._sleep(self.idle_seconds())  # nothing claimable is due within the lookahead
             # A short claim that took some jobs claims again at once: it is no sign that the lookahead
             # is drained (SKIP LOCKED passed over another executor's rows, or the fair take's rounds
             # ended). Sleeping after one left hundreds of a burst's due jobs waiting up to a second.
@@ -208,19 +218,29 @@ class Claimer:
         # With 0-0.1 s more, they take turns at random, and the claim still starts 0.8 s or more ahead.
         return min(poll, poll - shift + random.uniform(0.0, CLAIM_JITTER_SECONDS))
 
-    def empty_claim_sleep(self) -> float:
-        """The sleep after a claim that found nothing: `idle_seconds`, or STARTUP_RETRY_SECONDS at start.
+    def _still_starting(self) -> bool:
+        """Whether an empty claim may be retried soon instead of waiting for the idle sleep.
 
         An executor usually starts with a scheduler (a deployment, a restart after an outage), and
         that scheduler's first jobs commit a moment after the executor's first claim: the idle sleep
-        then kept every job of a cold start waiting for the next aligned claim, up to a second.
-        Until its first claim takes a job, for STARTUP_SECONDS at most, it claims again soon; an
-        empty claim is one cheap probe, so this is a few more statements once per start.
+        then kept every job of a cold start waiting for the next aligned claim, up to a second. So
+        until a claim takes a job, for STARTUP_SECONDS from the first claim the database answered
+        (not from the process's start: an outage at start would use it up), a claim that found
+        nothing due is followed by STARTUP_RETRY_SECONDS. Such a claim, and the probe that tells it
+        from one that passed over due jobs, are one cheap statement each.
         """
-        idle = self.idle_seconds()
-        if time.monotonic() < self._starting_until:
-            return min(idle, STARTUP_RETRY_SECONDS)
-        return idle
+        if not self._starting:
+            return False
+        now = time.monotonic()
+        if self._starting_until is None:
+            self._starting_until = now + STARTUP_SECONDS
+        if now >= self._starting_until:
+            self._starting = False
+        return self._starting
+
+    def _anything_due(self, *, lookahead_seconds: float) -> bool:
+        """The claim's probe again: is any job due within the lookahead, claimable or not?"""
+        return bool(due_priorities(lookahead_seconds=lookahead_seconds))
 
     def _claim_and_load(self, *, worker_id: str, limit: int, lookahead_seconds: float) -> list[ClaimedJob]:
         """Claim (committed), then load the batch's secrets and signing keys on the same thread, not per job."""
