@@ -349,7 +349,7 @@ print(json.dumps({**probe, "collections": collections() - before}))
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_loop_starts_with_the_collector_paused_and_runs_with_it_on(command):
-    """Collecting among the objects a start builds and keeps frees nothing; the loop freezes them, then collects."""
+    """Collecting among the objects a start builds and keeps frees little; the loop freezes them, then collects."""
     loop = run_python("-c", GC_PROBE, command, "--once", env=child_env(HISTORY_BACKEND="sql"))
     assert loop.returncode == 0, loop.stderr
     probe = json.loads(loop.stdout.strip().splitlines()[-1])
