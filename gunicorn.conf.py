@@ -19,6 +19,8 @@ _metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
 # Counts of workers of an earlier run of this pod (an emptyDir survives container restarts).
 shutil.rmtree(_metrics_dir, ignore_errors=True)
 os.makedirs(_metrics_dir, exist_ok=True)
+# One directory of the pod's workers for their tenants' name-lookup slots (tasks/lookup_slots.py).
+os.environ.setdefault("JOBSCHED_LOOKUP_SLOTS_DIR", tempfile.mkdtemp(prefix="jobsched-lookups-"))
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobsched_project.settings")
 
@@ -34,9 +36,20 @@ except ImproperlyConfigured as exc:
 
 bind = settings.GUNICORN_BIND
 workers = settings.GUNICORN_WORKERS
-# Threads per worker: requests mostly wait on MySQL, so threads serve more with the same memory.
+# One request at a time per worker process (gunicorn's sync class) unless GUNICORN_THREADS is above 1
+# (then gunicorn's gthread class): a request is mostly Python, and threads of one process wait for
+# each other's GIL and keep their keep-alive connections, so a process of threads answers fewer
+# requests and later (docs/benchmarks/api.md). The sync class needs a buffering proxy in front
+# (deploy/k8s: the ingress) and keeps no connection alive.
 threads = settings.GUNICORN_THREADS
-worker_class = "gthread"
+if workers * threads <= settings.DNS_API_LOOKUPS_PER_TENANT:
+    # Loud, not fatal: a pod of one or two workers is still a pod (docs/reference/processes.md).
+    print(
+        f"jobsched: warning: DNS_API_LOOKUPS_PER_TENANT ({settings.DNS_API_LOOKUPS_PER_TENANT}) is not below "
+        f"GUNICORN_WORKERS x GUNICORN_THREADS ({workers * threads}): one tenant's slow name lookups can hold "
+        "every request of the pod",
+        file=sys.stderr,
+    )
 timeout = settings.GUNICORN_TIMEOUT
 # Kubernetes sends SIGTERM, then SIGKILL after terminationGracePeriodSeconds (deploy/k8s).
 graceful_timeout = 20

@@ -149,7 +149,10 @@ SETTINGS: dict[str, SettingDoc] = {
         EGRESS, "an executor's lookups in flight per tenant; more fail at once (`connection failed`)"
     ),
     "DNS_API_LOOKUPS_PER_TENANT": SettingDoc(
-        EGRESS, "an API process's URL checks in flight per tenant; more are a 503 `url-check-unavailable`"
+        EGRESS,
+        "name lookups of one tenant's URL checks in flight, shared by an API pod's workers (below "
+        "`GUNICORN_WORKERS` times `GUNICORN_THREADS`, so one tenant can't hold them all); more are a 503 "
+        "`url-check-unavailable`",
     ),
     "DNS_API_LOOKUPS_MAX": SettingDoc(
         EGRESS, "an API process's lookups in flight, all tenants; past it a URL check is a 503"
@@ -224,7 +227,9 @@ SETTINGS: dict[str, SettingDoc] = {
     # --- API server and logs
     "GUNICORN_BIND": SettingDoc(SERVER, "address gunicorn listens on (`gunicorn.conf.py`)"),
     "GUNICORN_WORKERS": SettingDoc(SERVER, "gunicorn worker processes"),
-    "GUNICORN_THREADS": SettingDoc(SERVER, "threads per worker (gthread)"),
+    "GUNICORN_THREADS": SettingDoc(
+        SERVER, "threads per worker: 1 serves one request at a time per process (sync), more uses gthread"
+    ),
     "GUNICORN_TIMEOUT": SettingDoc(SERVER, "seconds a request may take before gunicorn restarts its worker"),
     "STATIC_ROOT": SettingDoc(
         SERVER,

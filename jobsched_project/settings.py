@@ -595,8 +595,8 @@ METRICS_TENANT_LABELS = _strict_bool("METRICS_TENANT_LABELS", False)
 
 # --- API server (gunicorn.conf.py reads these, so they are checked here with the rest).
 GUNICORN_BIND = _setting("GUNICORN_BIND", env.str, "0.0.0.0:8000")
-GUNICORN_WORKERS = _positive_int("GUNICORN_WORKERS", 2)
-GUNICORN_THREADS = _positive_int("GUNICORN_THREADS", 4)
+GUNICORN_WORKERS = _positive_int("GUNICORN_WORKERS", 4)
+GUNICORN_THREADS = _positive_int("GUNICORN_THREADS", 1)
 GUNICORN_TIMEOUT = _positive_int("GUNICORN_TIMEOUT", 30)
 
 LOG_LEVEL = _choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"), upper=True)

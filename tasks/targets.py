@@ -6,8 +6,6 @@ outbound.egress is pure (no Django); this module binds it to settings (EGRESS_AL
 from __future__ import annotations
 
 import logging
-import threading
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -17,6 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from outbound import egress
 from outbound.egress.url_rules import PORT_MESSAGE, literal_address, parse_task_url
+from tasks import lookup_slots
 
 logger = logging.getLogger(__name__)
 
@@ -62,13 +61,9 @@ def egress_policy() -> egress.EgressPolicy:
     return _policy(settings.EGRESS_ALLOWLIST)
 
 
-_in_flight: Counter[str] = Counter()
-_in_flight_lock = threading.Lock()
-
-
 @contextmanager
 def _tenant_lookup(tenant_id: str | None) -> Iterator[None]:
-    """One of the tenant's DNS_API_LOOKUPS_PER_TENANT slots (per process) for one name lookup.
+    """One of the tenant's DNS_API_LOOKUPS_PER_TENANT slots, shared by the pod's workers, for one name lookup.
 
     The process-wide cap (DNS_API_LOOKUPS_MAX) alone let one tenant's hanging names take every
     lookup (and request thread) of the process: its other tenants' creates were 503s.
@@ -76,17 +71,12 @@ def _tenant_lookup(tenant_id: str | None) -> Iterator[None]:
     if tenant_id is None:
         yield
         return
-    with _in_flight_lock:
-        if _in_flight[tenant_id] >= settings.DNS_API_LOOKUPS_PER_TENANT:
-            raise egress.LookupUnfinished("too many lookups in flight for this tenant")
-        _in_flight[tenant_id] += 1
     try:
-        yield
-    finally:
-        with _in_flight_lock:
-            _in_flight[tenant_id] -= 1
-            if not _in_flight[tenant_id]:
-                del _in_flight[tenant_id]
+        slot = lookup_slots.tenant_slot(tenant_id, slots=settings.DNS_API_LOOKUPS_PER_TENANT)
+        with slot:
+            yield
+    except lookup_slots.NoSlotFree:
+        raise egress.LookupUnfinished("too many lookups in flight for this tenant") from None
 
 
 def check_task_url(url: str, *, tenant_id: str | None = None) -> str:

@@ -245,3 +245,41 @@ def test_gunicorn_trusts_forwarded_headers_only_from_the_configured_proxies(valu
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == repr(expected)
+
+
+def _gunicorn_config(**settings: str) -> subprocess.CompletedProcess[str]:
+    """gunicorn.conf.py run as gunicorn runs it, printing the worker class gunicorn would pick."""
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "DEBUG", "SECRET_KEY"}},
+        "DJANGO_SETTINGS_MODULE": "jobsched_project.settings",
+        **PRODUCTION_LIKE,
+        **settings,
+    }
+    script = (
+        "import runpy; from gunicorn.config import Config; config = runpy.run_path('gunicorn.conf.py'); "
+        "c = Config(); c.set('workers', config['workers']); c.set('threads', config['threads']); "
+        "print(c.worker_class_str, c.workers, config.get('worker_class', '-'))"
+    )
+    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("threads", "worker_class"),
+    [({}, "sync"), ({"GUNICORN_THREADS": "1"}, "sync"), ({"GUNICORN_THREADS": "4"}, "gthread")],
+)
+def test_gunicorn_serves_one_request_per_process_unless_told_threads(threads, worker_class):
+    result = _gunicorn_config(**threads)
+    assert result.returncode == 0, result.stderr
+    # gunicorn's own default class (sync) picks gthread when threads > 1; the config names no class.
+    assert result.stdout.split() == [worker_class, "4", "-"]
+    assert "warning" not in result.stderr
+
+
+def test_gunicorn_warns_when_one_tenants_lookups_could_hold_every_worker():
+    result = _gunicorn_config(GUNICORN_WORKERS="2", DNS_API_LOOKUPS_PER_TENANT="2")
+    assert result.returncode == 0, result.stderr
+    assert "jobsched: warning: DNS_API_LOOKUPS_PER_TENANT (2) is not below GUNICORN_WORKERS x GUNICORN_THREADS (2)" in (
+        result.stderr
+    )
+    quiet = _gunicorn_config(GUNICORN_WORKERS="3", DNS_API_LOOKUPS_PER_TENANT="2")
+    assert "warning" not in quiet.stderr
