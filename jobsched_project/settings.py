@@ -385,7 +385,7 @@ X_FRAME_OPTIONS = "DENY"
 REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "api.problems.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.TenantJWTAuthentication"],

@@ -27,6 +27,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from database.inserts import insert_row
 from domain.masking import MASK, is_secret_name, mask_url, mask_value
 from tasks.models import Task, TaskChange
 
@@ -189,7 +190,7 @@ def record_change(
         version=version,
         changes=list(changes),
     )
-    change.save(force_insert=True)
+    insert_row(change)
     return change
 
 

@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from database.inserts import insert_row
 from tasks import changes as audit
 from tasks import limits, schedule, selectors
 from tasks.calendars import services as calendar_services
@@ -183,7 +184,7 @@ def task_create(
                 if winner is not None:
                     return _replay(winner, request_sha256), False
             limits.check_room_for_active_task(tenant_id)  # under the lock taken above
-            task.save(force_insert=True)
+            insert_row(task)
             _write_label_rows(task, new=True)
             audit.record_change(
                 task_id=task.pk,

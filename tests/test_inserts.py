@@ -1,0 +1,86 @@
+"""database.inserts.insert_row writes the row `save(force_insert=True)` writes."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from django.db import connection
+
+from database.inserts import insert_row
+from tasks.models import Task, TaskChange
+from tests.factories import make_task
+
+pytestmark = pytest.mark.django_db
+
+
+def _row(model, pk) -> dict:
+    columns = [field.column for field in model._meta.concrete_fields]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(f'`{c}`' for c in columns)} FROM {model._meta.db_table} WHERE id = %s",
+            [model._meta.pk.get_db_prep_value(pk, connection)],
+        )
+        return dict(zip(columns, cursor.fetchone(), strict=True))
+
+
+def _task(**fields) -> Task:
+    now = datetime.datetime(2026, 12, 4, 11, 0, 0, 123456, tzinfo=datetime.UTC)
+    return Task(
+        tenant_id="tenant-a",
+        name="naïve ✓",
+        http_url="https://example.com/x",
+        http_method="POST",
+        http_headers={"X-Team": "a", "X-Null": None},
+        http_body='{"a": 1}',
+        cron_expression="*/5 * * * *",
+        timezone="Europe/Madrid",
+        labels={"env": "prod"},
+        exclude_calendars=["holidays"],
+        next_run_at=now,
+        status="active",
+        version=1,
+        request_sha256="ab" * 32,
+        **fields,
+    )
+
+
+def test_a_task_row_is_the_orms_column_for_column():
+    by_orm, by_insert = _task(idempotency_key="key-1"), _task(idempotency_key="key-2")
+    by_orm.save(force_insert=True)
+    insert_row(by_insert)
+    orm_row, insert_row_values = _row(Task, by_orm.pk), _row(Task, by_insert.pk)
+    for volatile in ("id", "idempotency_key", "created_at", "updated_at"):
+        orm_row.pop(volatile), insert_row_values.pop(volatile)
+    assert insert_row_values == orm_row
+    # auto_now_add and auto_now were set on the instance, as save sets them, and written.
+    assert by_insert.created_at is not None and by_insert.updated_at is not None
+    stored = Task.objects.get(pk=by_insert.pk)
+    assert (stored.created_at, stored.updated_at) == (by_insert.created_at, by_insert.updated_at)
+    assert stored.http_headers == {"X-Team": "a", "X-Null": None} and stored.labels == {"env": "prod"}
+    # The instance is saved: a later save is an UPDATE of the same row, not a second insert.
+    assert not by_insert._state.adding
+    by_insert.name = "renamed"
+    by_insert.save()
+    assert Task.objects.filter(pk=by_insert.pk).values_list("name", flat=True).get() == "renamed"
+
+
+def test_a_change_record_row_is_the_orms_column_for_column():
+    task = make_task()
+    at = datetime.datetime(2026, 12, 4, 11, 0, tzinfo=datetime.UTC)
+    fields = {"task_id": task.pk, "tenant_id": task.tenant_id, "action": "create", "actor": "tenant:a", "at": at}
+    by_orm = TaskChange(**fields, version=1, changes=[{"field": "name", "old": None, "new": "ü"}])
+    by_insert = TaskChange(**fields, version=1, changes=[{"field": "name", "old": None, "new": "ü"}])
+    by_orm.save(force_insert=True)
+    insert_row(by_insert)
+    orm_row, insert_row_values = _row(TaskChange, by_orm.pk), _row(TaskChange, by_insert.pk)
+    orm_row.pop("id"), insert_row_values.pop("id")
+    assert insert_row_values == orm_row
+
+
+def test_a_row_without_its_primary_key_is_refused_before_any_statement():
+    task = _task()
+    task.pk = None
+    with pytest.raises(ValueError, match="primary key set before the insert"):
+        insert_row(task)
+    assert not Task.objects.exists()
