@@ -19,8 +19,12 @@ _metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
 # Counts of workers of an earlier run of this pod (an emptyDir survives container restarts).
 shutil.rmtree(_metrics_dir, ignore_errors=True)
 os.makedirs(_metrics_dir, exist_ok=True)
-# One directory of the pod's workers for their tenants' name-lookup slots (tasks/lookup_slots.py).
-os.environ.setdefault("JOBSCHED_LOOKUP_SLOTS_DIR", tempfile.mkdtemp(prefix="jobsched-lookups-"))
+# One directory of the pod's workers for their tenants' name-lookup slots (tasks/lookup_slots.py),
+# emptied as the metrics' is: no process of an earlier run holds a slot any more.
+if not os.environ.get("JOBSCHED_LOOKUP_SLOTS_DIR"):
+    os.environ["JOBSCHED_LOOKUP_SLOTS_DIR"] = tempfile.mkdtemp(prefix="jobsched-lookups-")
+shutil.rmtree(os.environ["JOBSCHED_LOOKUP_SLOTS_DIR"], ignore_errors=True)
+os.makedirs(os.environ["JOBSCHED_LOOKUP_SLOTS_DIR"], exist_ok=True)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobsched_project.settings")
 
@@ -39,17 +43,10 @@ workers = settings.GUNICORN_WORKERS
 # One request at a time per worker process (gunicorn's sync class) unless GUNICORN_THREADS is above 1
 # (then gunicorn's gthread class): a request is mostly Python, and threads of one process wait for
 # each other's GIL and keep their keep-alive connections, so a process of threads answers fewer
-# requests and later (docs/benchmarks/api.md). The sync class needs a buffering proxy in front
-# (deploy/k8s: the ingress) and keeps no connection alive.
+# requests and later (docs/benchmarks/issue33-api-workers.md). The sync class keeps no connection
+# alive, is held by a slow client for the whole request and restarted past GUNICORN_TIMEOUT: it
+# needs a buffering proxy in front (docs/reference/processes.md).
 threads = settings.GUNICORN_THREADS
-if workers * threads <= settings.DNS_API_LOOKUPS_PER_TENANT:
-    # Loud, not fatal: a pod of one or two workers is still a pod (docs/reference/processes.md).
-    print(
-        f"jobsched: warning: DNS_API_LOOKUPS_PER_TENANT ({settings.DNS_API_LOOKUPS_PER_TENANT}) is not below "
-        f"GUNICORN_WORKERS x GUNICORN_THREADS ({workers * threads}): one tenant's slow name lookups can hold "
-        "every request of the pod",
-        file=sys.stderr,
-    )
 timeout = settings.GUNICORN_TIMEOUT
 # Kubernetes sends SIGTERM, then SIGKILL after terminationGracePeriodSeconds (deploy/k8s).
 graceful_timeout = 20
@@ -67,6 +64,22 @@ logconfig_dict = {
 forwarded_allow_ips = ",".join(settings.FORWARDED_ALLOW_IPS)
 # /dev/shm, not the image's (possibly read-only) file system, for the workers' heartbeat files.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+
+
+def when_ready(server):
+    """Warn, in the log's format, when one tenant's name lookups could hold every request of the pod.
+
+    Loud, not fatal: a pod of one or two workers is still a pod. The values are gunicorn's own,
+    after its command line and GUNICORN_CMD_ARGS.
+    """
+    requests_at_once = server.cfg.workers * server.cfg.threads
+    if requests_at_once <= settings.DNS_API_LOOKUPS_PER_TENANT:
+        server.log.warning(
+            "DNS_API_LOOKUPS_PER_TENANT (%d) is not below the workers x threads (%d): one tenant's slow name "
+            "lookups can hold every request of the pod",
+            settings.DNS_API_LOOKUPS_PER_TENANT,
+            requests_at_once,
+        )
 
 
 def child_exit(server, worker):

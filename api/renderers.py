@@ -6,10 +6,13 @@ The standard library's encoder, which DRF's renderer runs, took a tenth of a pag
 times, decimals, lazy strings and whatever else DRF's encoder knows go through that encoder's
 `default`, as DRF's renderer would send them. What orjson refuses (an integer past 64 bits, a
 key that is not text, nesting past 254 levels) and an indented answer are DRF's renderer's
-whole. Two differences stay, both for floats, which no answer of the API holds today: a float is
-written in its shortest form (1e-7 where DRF writes 1e-07, the same number), and a NaN or an
-infinity, which DRF refuses with an error, is written as null (the API's number fields refuse
-both on input, api/json_fields.py).
+whole, as is every answer when DRF's JSON settings (UNICODE_JSON, COMPACT_JSON, STRICT_JSON)
+or the encoder class are not DRF's defaults. Two differences stay, both for floats: one is written
+in its shortest form, which differs from DRF's text only below 1e-4 or from 1e16 up (1e-05 is
+0.00001, 1e+16 is 1e16: the same numbers), and a NaN or an infinity, which DRF refuses with an
+error, is written as null. The API's one float answer, a rate limit's `per_second` (0.01 to
+10,000), is written as DRF writes it; its number fields refuse NaN and infinities on input
+(api/json_fields.py).
 """
 
 from __future__ import annotations
@@ -28,8 +31,16 @@ _LINE_SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029")
 class JSONRenderer(renderers.JSONRenderer):
     _default = staticmethod(JSONEncoder().default)
 
+    def _drfs_defaults(self) -> bool:
+        """orjson writes what DRF's defaults write: UTF-8, compact, its encoder's types."""
+        return not self.ensure_ascii and self.compact and self.strict and self.encoder_class is JSONEncoder
+
     def render(self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None) -> bytes:
-        if data is None or self.get_indent(accepted_media_type, renderer_context or {}) is not None:
+        if (
+            data is None
+            or not self._drfs_defaults()
+            or self.get_indent(accepted_media_type, renderer_context or {}) is not None
+        ):
             return super().render(data, accepted_media_type, renderer_context)
         try:
             text = orjson.dumps(data, default=self._default, option=_OPTIONS)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import fcntl
 import hashlib
+import logging
 import os
 import shutil
 import tempfile
@@ -23,6 +24,9 @@ from functools import lru_cache
 from pathlib import Path
 
 LOOKUP_SLOTS_DIR_ENV = "JOBSCHED_LOOKUP_SLOTS_DIR"
+_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+
+logger = logging.getLogger(__name__)
 
 
 class NoSlotFree(Exception):
@@ -41,19 +45,43 @@ def _directory() -> Path:
 
 @contextmanager
 def tenant_slot(tenant_id: str, *, slots: int) -> Iterator[None]:
-    """Hold one of `tenant_id`'s `slots` for the block; raise NoSlotFree when all are held."""
+    """Hold one of `tenant_id`'s `slots` for the block; raise NoSlotFree when all are held.
+
+    An OSError (no file can be opened: too many open, a full disk) is logged and raised: the URL
+    check answers it as a lookup that did not finish.
+    """
     # A digest, not the id, names the files: an id may hold any character.
     stem = hashlib.sha256(tenant_id.encode()).hexdigest()[:32]
     for index in range(slots):
-        fd = os.open(_directory() / f"{stem}.{index}", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = _open(_directory() / f"{stem}.{index}")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             continue
+        except BaseException:
+            os.close(fd)
+            raise
         try:
             yield
         finally:
             os.close(fd)  # frees the lock
         return
     raise NoSlotFree
+
+
+def _open(path: Path) -> int:
+    try:
+        try:
+            return os.open(path, _FLAGS, 0o600)
+        except FileNotFoundError:
+            # The directory went (a cleaner of /tmp): made again, it serves as before.
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(path, _FLAGS, 0o600)
+    except OSError as exc:
+        logger.error(
+            "lookup slots unusable: %s",
+            exc,
+            extra={"event": "lookup_slots_unusable", "directory": str(path.parent)},
+        )
+        raise

@@ -81,3 +81,21 @@ def test_one_tenants_hanging_names_hold_two_of_the_pods_three_workers_and_no_mor
     refused_at_once = [answer for answer in noisy_answers if answer[2] < LOOKUP_TIMEOUT_SECONDS / 2]
     assert len(refused_at_once) == 1
     assert all(answer[1]["type"].endswith("/url-check-unavailable") for answer in noisy_answers)
+
+
+def test_gunicorn_warns_when_one_tenants_lookups_could_hold_every_worker(tmp_path):
+    env = production_env(THROTTLE_CACHE_URL="locmemcache://", DNS_API_LOOKUPS_PER_TENANT="2", LOG_FORMAT="json")
+    with gunicorn(env, tmp_path / "two.log", workers=2):
+        pass
+    with gunicorn(env, tmp_path / "three.log", workers=3):
+        pass
+    two = [json.loads(line) for line in (tmp_path / "two.log").read_text().splitlines() if line.startswith("{")]
+    warned = [line for line in two if "DNS_API_LOOKUPS_PER_TENANT" in line["message"]]
+    assert [(line["level"], line["message"]) for line in warned] == [
+        (
+            "WARNING",
+            "DNS_API_LOOKUPS_PER_TENANT (2) is not below the workers x threads (2): one tenant's slow name lookups "
+            "can hold every request of the pod",
+        )
+    ]
+    assert "DNS_API_LOOKUPS_PER_TENANT" not in (tmp_path / "three.log").read_text()

@@ -6,6 +6,7 @@ import datetime
 
 import pytest
 from django.db import connection
+from django.db.models import F, signals
 
 from database.inserts import insert_row
 from tasks.models import Task, TaskChange
@@ -82,5 +83,26 @@ def test_a_row_without_its_primary_key_is_refused_before_any_statement():
     task = _task()
     task.pk = None
     with pytest.raises(ValueError, match="primary key set before the insert"):
+        insert_row(task)
+    assert not Task.objects.exists()
+
+
+def test_a_model_whose_saves_are_listened_to_is_refused():
+    def listener(**kwargs):
+        pass
+
+    signals.post_save.connect(listener, sender=Task)
+    try:
+        with pytest.raises(TypeError, match="something listens to its saves"):
+            insert_row(_task())
+    finally:
+        signals.post_save.disconnect(listener, sender=Task)
+    assert not Task.objects.exists()
+
+
+def test_an_expression_value_is_refused():
+    task = _task()
+    task.runs_scheduled = F("runs_scheduled") + 1
+    with pytest.raises(TypeError, match="an expression"):
         insert_row(task)
     assert not Task.objects.exists()

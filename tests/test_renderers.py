@@ -57,6 +57,23 @@ def test_a_float_is_the_same_number_in_its_shortest_form():
     assert json.loads(ours) == json.loads(renderers.JSONRenderer().render(value)) == value
 
 
+@pytest.mark.parametrize("per_second", [0.01, 0.1, 0.5, 1.0, 2.5, 33.333, 1 / 3, 999.99, 10000.0])
+def test_a_rate_limits_per_second_is_written_as_drf_writes_it(per_second):
+    value = {"per_second": per_second, "burst": 10}
+    assert JSONRenderer().render(value) == renderers.JSONRenderer().render(value)
+
+
+@pytest.mark.parametrize(
+    "changed", [{"ensure_ascii": True}, {"compact": False}, {"strict": False}, {"encoder_class": json.JSONEncoder}]
+)
+def test_drfs_json_settings_changed_leave_every_answer_to_drfs_renderer(changed, monkeypatch):
+    value = {"text": "naïve", "n": float("nan")} if changed.get("strict") is False else {"text": "naïve", "n": 1}
+    for name, setting in changed.items():
+        monkeypatch.setattr(JSONRenderer, name, setting)
+        monkeypatch.setattr(renderers.JSONRenderer, name, setting)
+    assert JSONRenderer().render(value) == renderers.JSONRenderer().render(value)
+
+
 def test_an_indented_answer_is_drfs():
     value = {"a": [1, {"b": None}]}
     for media_type in ("application/json; indent=4", "application/json; indent=2"):

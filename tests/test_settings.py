@@ -272,14 +272,3 @@ def test_gunicorn_serves_one_request_per_process_unless_told_threads(threads, wo
     assert result.returncode == 0, result.stderr
     # gunicorn's own default class (sync) picks gthread when threads > 1; the config names no class.
     assert result.stdout.split() == [worker_class, "4", "-"]
-    assert "warning" not in result.stderr
-
-
-def test_gunicorn_warns_when_one_tenants_lookups_could_hold_every_worker():
-    result = _gunicorn_config(GUNICORN_WORKERS="2", DNS_API_LOOKUPS_PER_TENANT="2")
-    assert result.returncode == 0, result.stderr
-    assert "jobsched: warning: DNS_API_LOOKUPS_PER_TENANT (2) is not below GUNICORN_WORKERS x GUNICORN_THREADS (2)" in (
-        result.stderr
-    )
-    quiet = _gunicorn_config(GUNICORN_WORKERS="3", DNS_API_LOOKUPS_PER_TENANT="2")
-    assert "warning" not in quiet.stderr

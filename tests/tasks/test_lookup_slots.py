@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -84,3 +85,40 @@ def test_without_the_variable_a_process_has_a_directory_of_its_own(monkeypatch):
         assert own.is_dir() and own.name.startswith("jobsched-lookups-")
     finally:
         lookup_slots._directory.cache_clear()
+
+
+def test_a_removed_directory_is_made_again(slots_dir):
+    shutil.rmtree(slots_dir)
+    with (
+        lookup_slots.tenant_slot("tenant-a", slots=1),
+        pytest.raises(lookup_slots.NoSlotFree),
+        lookup_slots.tenant_slot("tenant-a", slots=1),
+    ):
+        pass
+    assert slots_dir.is_dir()
+
+
+def test_a_directory_that_cannot_hold_a_slot_is_logged_and_raised(tmp_path, monkeypatch, caplog):
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("")
+    monkeypatch.setenv(lookup_slots.LOOKUP_SLOTS_DIR_ENV, str(not_a_directory))
+    lookup_slots._directory.cache_clear()
+    try:
+        with pytest.raises(NotADirectoryError), lookup_slots.tenant_slot("tenant-a", slots=1):
+            pass
+    finally:
+        lookup_slots._directory.cache_clear()
+    assert [record.event for record in caplog.records] == ["lookup_slots_unusable"]
+    assert caplog.records[0].directory == str(not_a_directory)
+
+
+def test_no_descriptor_is_left_open(slots_dir):
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with (
+            lookup_slots.tenant_slot("tenant-a", slots=1),
+            pytest.raises(lookup_slots.NoSlotFree),
+            lookup_slots.tenant_slot("tenant-a", slots=1),
+        ):
+            pass
+    assert len(os.listdir("/proc/self/fd")) == before
