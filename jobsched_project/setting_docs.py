@@ -154,6 +154,11 @@ SETTINGS: dict[str, SettingDoc] = {
         "`GUNICORN_WORKERS` times `GUNICORN_THREADS`, so one tenant can't hold them all); more are a 503 "
         "`url-check-unavailable`",
     ),
+    "DNS_API_REQUEST_LOOKUP_SECONDS": SettingDoc(
+        EGRESS,
+        "an import's name lookups in all (its lines' URLs, one after another); past it the import is a 503 "
+        "`url-check-unavailable`, answered before `GUNICORN_TIMEOUT` cuts the request",
+    ),
     "DNS_API_LOOKUPS_MAX": SettingDoc(
         EGRESS, "an API process's lookups in flight, all tenants; past it a URL check is a 503"
     ),

@@ -484,6 +484,7 @@ DNS_TIMEOUT_SECONDS = _positive_float("DNS_TIMEOUT_SECONDS", 2.0)
 DNS_LOOKUPS_PER_TENANT = _positive_int("DNS_LOOKUPS_PER_TENANT", 8)  # the executor's, in flight
 DNS_API_LOOKUPS_MAX = _positive_int("DNS_API_LOOKUPS_MAX", 32)  # an API process's, in flight
 DNS_API_LOOKUPS_PER_TENANT = _positive_int("DNS_API_LOOKUPS_PER_TENANT", 2)  # of those, one tenant's
+DNS_API_REQUEST_LOOKUP_SECONDS = _positive_float("DNS_API_REQUEST_LOOKUP_SECONDS", 10.0)  # an import's, in all
 
 # --- Tenants' secrets (vault) ---
 # Fernet keys, comma-separated: the first encrypts, all decrypt (rotation: manage.py rotate_secret_keys).

@@ -6,8 +6,10 @@ outbound.egress is pure (no Django); this module binds it to settings (EGRESS_AL
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 
 from django.conf import settings
@@ -79,6 +81,25 @@ def _tenant_lookup(tenant_id: str | None) -> Iterator[None]:
         raise egress.LookupUnfinished("too many lookups in flight for this tenant") from None
 
 
+# When the name lookups of the current request must be over (None: no bound beyond each lookup's own).
+_lookups_end: ContextVar[float | None] = ContextVar("lookups_end", default=None)
+
+
+@contextmanager
+def lookups_within(seconds: float) -> Iterator[None]:
+    """Bound the name lookups of the block together: past `seconds`, a URL check is unfinished at once.
+
+    An import checks up to its every line's URL, one after another, on a worker that gunicorn
+    restarts past GUNICORN_TIMEOUT: bounded, it answers a 503 before that instead of a cut
+    connection. The last lookup begun may still take its own DNS_TIMEOUT_SECONDS.
+    """
+    token = _lookups_end.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _lookups_end.reset(token)
+
+
 def check_task_url(url: str, *, tenant_id: str | None = None) -> str:
     """Return `url` if the policy admits it at create/edit time; raise egress.TargetError (refused) or
     egress.LookupUnfinished (its name could not be looked up now: nothing is known, nothing accepted).
@@ -90,6 +111,9 @@ def check_task_url(url: str, *, tenant_id: str | None = None) -> str:
     resolve = name_resolver()
 
     def resolve_in_a_tenant_slot(host: str, port: int) -> list[str]:
+        end = _lookups_end.get()
+        if end is not None and time.monotonic() >= end:
+            raise egress.LookupUnfinished("the request's name lookups took too long")
         # Only a name's lookup takes one of the tenant's slots: an address is checked without DNS.
         with _tenant_lookup(tenant_id):
             return resolve(host, port)

@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from django.conf import settings
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
@@ -23,7 +24,7 @@ from rest_framework.views import APIView
 from api.auth import actor_of, tenant_of
 from api.params import invalid_param
 from api.problems import Problem, flatten_errors
-from tasks import importing, limits, selectors, services
+from tasks import importing, limits, selectors, services, targets
 from tasks.calendars import services as calendar_services
 from tasks.models import Task
 from tasks.serializers import TaskInput, input_of, model_fields
@@ -147,7 +148,8 @@ class TaskImportView(APIView):
         if not isinstance(lines, list) or not lines:
             raise invalid_param("lines", "send at least one task, one JSON object per line")
         try:
-            planned = importing.tasks_import_plan(tenant_id=tenant_id, lines=lines, validate=_validate_line)
+            with targets.lookups_within(settings.DNS_API_REQUEST_LOOKUP_SECONDS):
+                planned = importing.tasks_import_plan(tenant_id=tenant_id, lines=lines, validate=_validate_line)
             if not dry_run:
                 importing.tasks_import_apply(tenant_id=tenant_id, planned=planned, actor=actor_of(request))
         except importing.ImportRefused as exc:

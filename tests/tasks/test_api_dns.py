@@ -8,6 +8,7 @@ four hanging names held the resolver's four threads, a URL whose name resolves t
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -149,3 +150,36 @@ def test_an_address_needs_no_lookup_slot_while_the_tenants_names_hang(tenant_cli
     assert len(dns.asked_under(".hang.test")) == 2  # both slots were held while the address was checked
     assert response.status_code == 201, response.content
     assert sorted(answers) == [503, 503]
+
+
+def _import(client, urls: list[str]):
+    lines = "\n".join(
+        json.dumps(
+            {"name": f"imported {n}", "schedule": {"cron": "*/5 * * * *", "timezone": "UTC"}, "http": {"url": url}}
+        )
+        for n, url in enumerate(urls)
+    )
+    return client.post("/v1/tasks/import", lines, content_type="application/x-ndjson")
+
+
+def test_an_imports_lookups_are_bounded_together(owner, dns, settings):
+    """An import checks its lines' names one after another on one worker, which gunicorn restarts past
+    GUNICORN_TIMEOUT: past DNS_API_REQUEST_LOOKUP_SECONDS the import is a 503 naming the URL, nothing written."""
+    urls = ["https://public.tenant-a.test/a", "https://nowhere.tenant-a.test/b"]
+    settings.DNS_API_REQUEST_LOOKUP_SECONDS = 10.0
+    answer = _import(owner, urls)
+    assert answer.status_code == 200, answer.content
+    assert Task.objects.count() == 2
+
+    Task.objects.all().delete()
+    settings.DNS_API_REQUEST_LOOKUP_SECONDS = 0.000001  # over before the first lookup
+    asked_before = dns.asked("public.tenant-a.test")
+    answer = _import(owner, [url.replace("/a", "/c").replace("/b", "/d") for url in urls])
+    _assert_url_check_unavailable(answer)
+    assert not Task.objects.exists()
+    assert dns.asked("public.tenant-a.test") == asked_before  # no lookup begun past the bound
+
+
+def test_a_create_has_no_request_bound_of_its_own(owner, dns, settings):
+    settings.DNS_API_REQUEST_LOOKUP_SECONDS = 0.000001
+    assert owner.post(TASKS, _body("https://public.tenant-a.test/x"), format="json").status_code == 201
