@@ -11,20 +11,21 @@ import shutil
 import sys
 import tempfile
 
+
+def _fresh_directory(variable: str, prefix: str) -> None:
+    """The directory `variable` names (a new temporary one if none), emptied: an emptyDir survives
+    container restarts, and nothing of an earlier run of this pod may count (its processes are gone)."""
+    if not os.environ.get(variable):
+        os.environ[variable] = tempfile.mkdtemp(prefix=prefix)
+    shutil.rmtree(os.environ[variable], ignore_errors=True)
+    os.makedirs(os.environ[variable], exist_ok=True)
+
+
 # Each worker process writes its Prometheus counts here and /metrics adds them up
 # (api/prometheus.py); set before anything imports prometheus_client.
-if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="jobsched-metrics-")
-_metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
-# Counts of workers of an earlier run of this pod (an emptyDir survives container restarts).
-shutil.rmtree(_metrics_dir, ignore_errors=True)
-os.makedirs(_metrics_dir, exist_ok=True)
-# One directory of the pod's workers for their tenants' name-lookup slots (tasks/lookup_slots.py),
-# emptied as the metrics' is: no process of an earlier run holds a slot any more.
-if not os.environ.get("JOBSCHED_LOOKUP_SLOTS_DIR"):
-    os.environ["JOBSCHED_LOOKUP_SLOTS_DIR"] = tempfile.mkdtemp(prefix="jobsched-lookups-")
-shutil.rmtree(os.environ["JOBSCHED_LOOKUP_SLOTS_DIR"], ignore_errors=True)
-os.makedirs(os.environ["JOBSCHED_LOOKUP_SLOTS_DIR"], exist_ok=True)
+_fresh_directory("PROMETHEUS_MULTIPROC_DIR", "jobsched-metrics-")
+# The pod's workers' shared slots for their tenants' name lookups (tasks/lookup_slots.py).
+_fresh_directory("JOBSCHED_LOOKUP_SLOTS_DIR", "jobsched-lookups-")
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "jobsched_project.settings")
 
