@@ -1,10 +1,11 @@
 """The tenant API under gunicorn: task create and list rates with p50/p99 latency, measured by wrk.
 
-    python -m bench.api [--seconds 10] [--connections 16] [--workers 3] [--profile]
+    python -m bench.api [--seconds 10] [--connections 16] [--workers 3] [--seed-active N] [--profile]
     python -m bench.api --base /path/to/other/checkout [--rounds 2]
 
 On its own database (default `jobsched_sysbench_api`, created and migrated,
-its tasks emptied), it starts `gunicorn jobsched_project.wsgi` on a loopback
+its tasks and tenant limits emptied, with `--seed-active` that many active
+tasks of the tenant made first), it starts `gunicorn jobsched_project.wsgi` on a loopback
 port (DEBUG off, per-tenant throttle off unless `--tenant-throttle-rate` says
 otherwise; the throttle's cache is the production default, the database's),
 issues one tenant's token, warms the workers up (`--warmup` seconds of each
@@ -54,6 +55,21 @@ PROFILE_RATE = 200  # py-spy samples per second
 PHASES = ("create", "list_limit_50")
 TARGET_SPEEDUP = 4.0  # issue #33 goal 1: each phase at least 4x the base's requests per second ...
 TARGET_P99_MS = 60.0  # ... with p99 at or under 60 ms (16 connections, 2 cores)
+BENCH_TENANT = "bench-api"
+# Through the checkout's own models, so the base's schema is seeded as its code wrote it.
+SEED = """
+from datetime import timedelta
+from django.utils import timezone
+from tasks.models import Task, TenantLimits
+Task.objects.all().delete()
+TenantLimits.objects.all().delete()
+later = timezone.now() + timedelta(days=1)
+Task.objects.bulk_create(
+    [Task(tenant_id="{tenant}", name=f"seed {{n}}", http_url="http://127.0.0.1:18080/hook",
+          cron_expression="0 0 * * *", timezone="UTC", next_run_at=later) for n in range({count})],
+    batch_size=1000,
+)
+"""
 CREATE_SCRIPT = """
 wrk.method = "POST"
 wrk.body = [[{body}]]
@@ -166,8 +182,9 @@ def measure(checkout: Path, database: str, args: argparse.Namespace, out_dir: Pa
     env.pop("DEBUG", None)
     _manage(checkout, env, "ensure_database")
     _manage(checkout, env, "migrate", "--verbosity", "0")
-    _manage(checkout, env, "shell", "-c", "from tasks.models import Task; Task.objects.all().delete()")
-    token = _manage(checkout, env, "issue_token", "--tenant", "bench-api").strip()
+    # Each run starts alike: no task, no tenant limits row; with --seed-active, the tenant's active tasks.
+    _manage(checkout, env, "shell", "-c", SEED.format(tenant=BENCH_TENANT, count=args.seed_active))
+    token = _manage(checkout, env, "issue_token", "--tenant", BENCH_TENANT).strip()
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     gunicorn = [str(Path(sys.executable).parent / "gunicorn"), "jobsched_project.wsgi", "-b", f"127.0.0.1:{port}"]
@@ -294,6 +311,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "throttle's database cache without refusing any, to measure what the throttle costs",
     )
     parser.add_argument(
+        "--seed-active",
+        type=int,
+        default=0,
+        help="active tasks the tenant has before the phases (a large tenant's create; TENANT_MAX_ACTIVE_TASKS is "
+        "10,000 and the create phase adds about 2,500 at 250 a second)",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="sample the workers with py-spy during each phase (<out-dir>/api-profile-<phase>.txt, collapsed stacks)",
@@ -301,6 +325,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if min(args.seconds, args.connections, args.threads, args.workers, args.rounds) < 1 or args.warmup < 0:
         parser.error("--seconds, --connections, --threads, --workers and --rounds must be positive")
+    if args.seed_active < 0:
+        parser.error("--seed-active: a number of tasks, 0 or more")
     if not args.database.replace("_", "").isalnum():
         parser.error(f"--database: bad name {args.database!r}")
     if args.base is not None and not (args.base / "manage.py").is_file():
@@ -326,6 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         "wrk": {"threads": args.threads, "connections": args.connections, "seconds": args.seconds},
         "warmup_seconds": args.warmup,
         "tenant_throttle_rate": args.tenant_throttle_rate or None,
+        "seeded_active_tasks": args.seed_active,
     }
     if args.base is None:
         run = measure(ROOT, args.database, args, out_dir, wrk)

@@ -89,15 +89,21 @@ def _running_overrides(tenant_ids: set[str]) -> dict[str, int]:
     return caps
 
 
-# The override and the count in one round trip (they were two statements under the tenant's lock,
-# and every statement before the create's commit serialises the tenant's creates). Rooted at the
-# tenant's row, which lock_tenants created, and correlated on tenant_id, the sharding column of both
-# tables behind vtgate. tasks_tenant_status_idx (tenant_id, status): counted from the index alone.
-_LIMIT_AND_ACTIVE = (
-    "SELECT l.max_active_tasks,"
-    " (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = l.tenant_id AND t.status = %s)"
-    " FROM tenant_limits l WHERE l.tenant_id = %s"
+# The active-task check keeps, in the tenant's row, a bound never below its active tasks: the
+# check is the only way in (a create, a resume, an import's line), raises the bound with the task it
+# admits, under the tenant's lock and in the same transaction; pauses, deletes and completions only
+# lower the count. While bound + 1 is within the limit, one UPDATE admits the task and counts
+# nothing: a COUNT reads every active task of the tenant, under its lock
+# (docs/benchmarks/issue33-api-workers.md). Otherwise the tasks are counted and the bound made exact.
+# Behind vtgate each statement names tenant_id, the sharding column of both tables.
+_ADMIT_WITHIN_BOUND = (
+    "UPDATE tenant_limits SET active_tasks_bound = active_tasks_bound + 1"
+    " WHERE tenant_id = %s AND active_tasks_bound < COALESCE(max_active_tasks, %s)"
 )
+_LIMIT_AND_BOUND = "SELECT max_active_tasks, active_tasks_bound FROM tenant_limits WHERE tenant_id = %s"
+# tasks_tenant_status_idx (tenant_id, status): counted from the index alone.
+_ACTIVE = "SELECT COUNT(*) FROM tasks WHERE tenant_id = %s AND status = %s"
+_SET_BOUND = "UPDATE tenant_limits SET active_tasks_bound = %s WHERE tenant_id = %s"
 
 
 def ensure_room_for_active_task(tenant_id: str) -> None:
@@ -111,13 +117,28 @@ def ensure_room_for_active_task(tenant_id: str) -> None:
 
 
 def check_room_for_active_task(tenant_id: str) -> None:
-    """ensure_room_for_active_task for a caller that already holds the tenant's lock (lock_tenants)."""
+    """ensure_room_for_active_task for a caller that already holds the tenant's lock (lock_tenants).
+
+    Admits one task: the caller activates one task in this transaction, or rolls it back.
+    """
+    default = _default(settings.TENANT_MAX_ACTIVE_TASKS)
     with connection.cursor() as cursor:
-        cursor.execute(_LIMIT_AND_ACTIVE, [TaskStatus.ACTIVE.value, tenant_id])
+        cursor.execute(_ADMIT_WITHIN_BOUND, [tenant_id, default])
+        if cursor.rowcount == 1:
+            return
+        cursor.execute(_LIMIT_AND_BOUND, [tenant_id])
         row = cursor.fetchone()
-    if row is None:
-        raise RuntimeError(f"tenant {tenant_id}: lock_tenants first (its limits row does not exist)")
-    override, active = row
-    limit = override if override is not None else _default(settings.TENANT_MAX_ACTIVE_TASKS)
-    if limit is not None and active >= limit:
-        raise ActiveTaskLimitReached(tenant_id=tenant_id, limit=limit, active=active)
+        if row is None:
+            raise RuntimeError(f"tenant {tenant_id}: lock_tenants first (its limits row does not exist)")
+        override, bound = row
+        limit = override if override is not None else default
+        if limit is None:
+            # Unlimited: nothing counted, nothing kept; a limit set later finds the bound unknown.
+            if bound is not None:
+                cursor.execute(_SET_BOUND, [None, tenant_id])
+            return
+        cursor.execute(_ACTIVE, [tenant_id, TaskStatus.ACTIVE.value])
+        (active,) = cursor.fetchone()
+        if active >= limit:
+            raise ActiveTaskLimitReached(tenant_id=tenant_id, limit=limit, active=active)
+        cursor.execute(_SET_BOUND, [active + 1, tenant_id])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.validators import MinValueValidator
 from django.db import models
 
@@ -184,6 +186,9 @@ class TenantLimits(models.Model):
         help_text="Active tasks; empty = TENANT_MAX_ACTIVE_TASKS.",
     )
     note = models.CharField(max_length=200, blank=True, default="", help_text="Why this tenant's limits differ.")
+    # Never below the tenant's active tasks while its row is locked; NULL = unknown. Kept by the
+    # active-task check alone (tasks.limits), so a create with room counts nothing; see save().
+    active_tasks_bound = models.PositiveIntegerField(null=True, blank=True, editable=False)
     # Paused by support during an incident (tasks.pausing): the scheduler makes no job of the
     # tenant's tasks and no claim takes its jobs. Written only by tenant_pause / tenant_resume
     # (audited); db_default: tasks.limits' raw INSERT names only the key, note and updated_at.
@@ -205,6 +210,16 @@ class TenantLimits(models.Model):
 
     def __str__(self) -> str:
         return f"limits of {self.tenant_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save every field but the bound: an instance read before some creates (the admin's) would lower it."""
+        if not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
+            kwargs["update_fields"] = [
+                field.name
+                for field in self._meta.concrete_fields
+                if not field.primary_key and field.name != "active_tasks_bound"
+            ]
+        super().save(*args, **kwargs)
 
 
 class TaskChangeAction(models.TextChoices):

@@ -157,17 +157,19 @@ def test_next_run_at_on_create_follows_the_dst_rules(tenant_client, frozen_clock
 # --- create: the statements under the tenant's lock ------------------------------------
 
 
-def test_task_create_locks_the_tenant_once_and_reads_its_limit_with_its_count_in_one_statement():
+def test_task_create_locks_the_tenant_once_and_within_the_bound_admits_with_one_update_and_no_count():
     """Every statement between the lock and the commit serialises the tenant's creates (bench.api)."""
     spec = services.ScheduleSpec(cron="*/5 * * * *", timezone="UTC", run_at=None)
     fields = {"name": "n", "http_url": "https://example.com/hook", "http_method": "POST", "http_headers": {}}
+    services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")  # the bound set
     with CaptureQueriesContext(connection) as queries:
         task, created = services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")
 
     statements = [query["sql"] for query in queries.captured_queries]
     locks = [sql for sql in statements if sql.startswith("INSERT INTO tenant_limits")]
-    reads = [sql for sql in statements if "tenant_limits" in sql and sql.startswith("SELECT")]
+    limit_statements = [sql for sql in statements if "tenant_limits" in sql and sql not in locks]
     assert created and Task.objects.filter(pk=task.pk).exists()
     assert len(locks) == 1, statements
-    assert len(reads) == 1 and "COUNT(*)" in reads[0], statements
+    assert len(limit_statements) == 1 and limit_statements[0].startswith("UPDATE tenant_limits"), statements
+    assert not [sql for sql in statements if "COUNT(" in sql.upper()], statements
     assert not [sql for sql in statements if "task_labels" in sql], statements  # a new task has no label rows

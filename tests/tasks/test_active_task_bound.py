@@ -1,0 +1,134 @@
+"""The active-task limit's kept bound on real MariaDB: a create with room counts nothing, the limit stays exact."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
+
+from tasks import limits
+from tasks.models import Task, TaskStatus, TenantLimits
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fake_dns")]
+
+TASKS = "/v1/tasks"
+BODY = {"name": "bounded", "schedule": {"cron": "* * * * *"}, "http": {"url": "https://example.com/hook"}}
+
+
+@pytest.fixture
+def client(tenant_client):
+    return tenant_client("tenant-a")
+
+
+def _bound(tenant_id: str = "tenant-a") -> int | None:
+    return TenantLimits.objects.values_list("active_tasks_bound", flat=True).get(tenant_id=tenant_id)
+
+
+def _counts(queries: CaptureQueriesContext) -> list[str]:
+    return [query["sql"] for query in queries.captured_queries if "COUNT(" in query["sql"].upper()]
+
+
+def test_a_create_with_room_under_the_bound_counts_no_task(client):
+    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=5)
+    with CaptureQueriesContext(connection) as first:
+        assert client.post(TASKS, BODY, format="json").status_code == 201
+    assert len(_counts(first)) == 1  # no bound yet: counted once, and the bound set
+    assert _bound() == 1
+    for expected in (2, 3):
+        with CaptureQueriesContext(connection) as later:
+            assert client.post(TASKS, BODY, format="json").status_code == 201
+        assert _counts(later) == []
+        assert _bound() == expected
+
+
+def test_pauses_and_deletes_leave_the_bound_high_and_the_limit_is_recounted_exactly(client):
+    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=2)
+    ids = [client.post(TASKS, BODY, format="json").json()["id"] for _ in range(2)]
+    assert client.post(f"{TASKS}/{ids[0]}/pause").status_code == 200
+    assert client.delete(f"{TASKS}/{ids[1]}").status_code == 204
+    assert _bound() == 2  # an upper bound: what leaves the active tasks does not lower it
+    with CaptureQueriesContext(connection) as recount:
+        assert client.post(TASKS, BODY, format="json").status_code == 201
+    assert len(_counts(recount)) == 1
+    assert _bound() == 1  # the count (0) and this task
+    assert client.post(TASKS, BODY, format="json").status_code == 201
+    refused = client.post(TASKS, BODY, format="json")
+    assert refused.status_code == 409
+    assert (refused.json()["max_active_tasks"], refused.json()["active_tasks"]) == (2, 2)
+    resumed = client.post(f"{TASKS}/{ids[0]}/resume")
+    assert resumed.status_code == 409 and resumed.json()["active_tasks"] == 2
+    assert Task.objects.filter(tenant_id="tenant-a", status=TaskStatus.ACTIVE).count() == 2
+    assert _bound() == 2
+
+
+def test_a_refused_or_rolled_back_activation_leaves_the_bound_as_it_was(client):
+    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=3)
+    assert client.post(TASKS, BODY, format="json").status_code == 201
+    assert _bound() == 1
+    with pytest.raises(RuntimeError), transaction.atomic():
+        limits.ensure_room_for_active_task("tenant-a")
+        assert _bound() == 2
+        raise RuntimeError("the activation failed after the check")
+    assert _bound() == 1
+    invalid = client.post(TASKS, {**BODY, "schedule": {"cron": "not cron"}}, format="json")
+    assert invalid.status_code == 400
+    assert _bound() == 1
+
+
+def test_a_limit_set_after_unlimited_creates_counts_them_all(client, settings):
+    settings.TENANT_MAX_ACTIVE_TASKS = 0
+    for _ in range(3):
+        assert client.post(TASKS, BODY, format="json").status_code == 201
+    assert _bound() is None  # no limit: nothing kept, nothing counted
+    TenantLimits.objects.filter(tenant_id="tenant-a").update(max_active_tasks=3)
+    refused = client.post(TASKS, BODY, format="json")
+    assert refused.status_code == 409 and refused.json()["active_tasks"] == 3
+
+
+def test_a_bound_kept_under_a_limit_is_forgotten_when_the_limit_is_lifted(client, settings):
+    settings.TENANT_MAX_ACTIVE_TASKS = 5
+    assert client.post(TASKS, BODY, format="json").status_code == 201
+    assert _bound() == 1
+    settings.TENANT_MAX_ACTIVE_TASKS = 0
+    assert client.post(TASKS, BODY, format="json").status_code == 201
+    assert _bound() is None  # unlimited creates are not counted: a later limit recounts
+    settings.TENANT_MAX_ACTIVE_TASKS = 2
+    assert client.post(TASKS, BODY, format="json").status_code == 409
+
+
+def test_saving_a_tenant_limits_row_read_earlier_keeps_the_bound_the_creates_wrote(client):
+    staff_copy = TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=5)
+    for _ in range(2):
+        assert client.post(TASKS, BODY, format="json").status_code == 201
+    staff_copy.max_active_tasks = 2  # the admin's form saves the instance it read before the creates
+    staff_copy.note = "lowered"
+    staff_copy.save()
+    assert _bound() == 2
+    assert TenantLimits.objects.values_list("max_active_tasks", "note").get(tenant_id="tenant-a") == (2, "lowered")
+    assert client.post(TASKS, BODY, format="json").status_code == 409
+
+
+def test_parallel_creates_under_the_bound_never_pass_the_limit(tenant_client):
+    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=6)
+    first = tenant_client("tenant-a")
+    for _ in range(2):
+        assert first.post(TASKS, BODY, format="json").status_code == 201
+    assert _bound() == 2
+    start = threading.Barrier(8)
+
+    def create(_: int) -> int:
+        try:
+            client = tenant_client("tenant-a")
+            start.wait()
+            return client.post(TASKS, BODY, format="json").status_code
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses = sorted(pool.map(create, range(8)))
+    assert statuses == [201] * 4 + [409] * 4
+    assert Task.objects.filter(tenant_id="tenant-a", status=TaskStatus.ACTIVE).count() == 6
+    assert _bound() == 6
