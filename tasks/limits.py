@@ -5,10 +5,10 @@ executor (`TENANT_MAX_RUNNING_JOBS`, enforced by the executor's claim) and activ
 tasks (`TENANT_MAX_ACTIVE_TASKS`, enforced when a task is created or resumed).
 A NULL override means the default; a default of 0 means no limit.
 
-Both checks count first and write after, so each one locks the tenant's row
-first (creating it if needed) and counts under that lock: a second creator, or a
+Both checks read first and write after, so each one locks the tenant's row
+first (creating it if needed) and reads under that lock: a second creator, or a
 second executor claiming for the same tenant, waits for the first to commit and
-then counts what it wrote. Rows are locked in tenant order, so two claims that
+then reads what it wrote. Rows are locked in tenant order, so two claims that
 lock overlapping sets never deadlock.
 """
 
@@ -89,28 +89,42 @@ def _running_overrides(tenant_ids: set[str]) -> dict[str, int]:
     return caps
 
 
-# The active-task check keeps, in the tenant's row, a bound never below its active tasks: the
-# check is the only way in (a create, a resume, an import's line), raises the bound with the task it
-# admits, under the tenant's lock and in the same transaction; pauses, deletes and completions only
-# lower the count. While bound + 1 is within the limit, one UPDATE admits the task and counts
-# nothing: a COUNT reads every active task of the tenant, under its lock
-# (docs/benchmarks/issue33-api-workers.md). Otherwise the tasks are counted and the bound made exact.
+# The active-task check keeps, in the tenant's row, a bound never below its active tasks. The
+# check is the only way in (a create, a resume, an import's line): it raises the bound with the task
+# it admits, under the tenant's lock and in the same transaction, and pauses, deletes and
+# completions only lower the count. While bound + 1 is within the limit, one UPDATE (PRIMARY)
+# admits the task and counts nothing: a COUNT reads every active task of the tenant under its lock
+# (docs/benchmarks/issue33-api-workers.md, a large tenant's create). Otherwise, or when the
+# bound was made exact more than BOUND_TRUSTED_SECONDS ago, the tasks are counted and the bound made
+# exact. The age bounds what an activation without the check costs: during a rolling deploy from
+# (or a rollback to) code before the bound, the old pods admit tasks without raising it, and a
+# tenant can pass its limit by those until its bound is counted again.
 # Behind vtgate each statement names tenant_id, the sharding column of both tables.
+BOUND_TRUSTED_SECONDS = 600
 _ADMIT_WITHIN_BOUND = (
     "UPDATE tenant_limits SET active_tasks_bound = active_tasks_bound + 1"
     " WHERE tenant_id = %s AND active_tasks_bound < COALESCE(max_active_tasks, %s)"
+    " AND active_tasks_counted_at > NOW(6) - INTERVAL %s SECOND"
 )
-_LIMIT_AND_BOUND = "SELECT max_active_tasks, active_tasks_bound FROM tenant_limits WHERE tenant_id = %s"
-# tasks_tenant_status_idx (tenant_id, status): counted from the index alone.
-_ACTIVE = "SELECT COUNT(*) FROM tasks WHERE tenant_id = %s AND status = %s"
-_SET_BOUND = "UPDATE tenant_limits SET active_tasks_bound = %s WHERE tenant_id = %s"
+# The override and the count in one round trip, rooted at the tenant's row, which lock_tenants
+# created; tasks_tenant_status_idx (tenant_id, status): counted from the index alone.
+_LIMIT_AND_ACTIVE = (
+    "SELECT l.max_active_tasks,"
+    " (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = l.tenant_id AND t.status = %s)"
+    " FROM tenant_limits l WHERE l.tenant_id = %s"
+)
+_SET_BOUND = "UPDATE tenant_limits SET active_tasks_bound = %s, active_tasks_counted_at = NOW(6) WHERE tenant_id = %s"
+_FORGET_BOUND = (
+    "UPDATE tenant_limits SET active_tasks_bound = NULL, active_tasks_counted_at = NULL WHERE tenant_id = %s"
+)
+_OVERRIDE_AND_BOUND = "SELECT max_active_tasks, active_tasks_bound FROM tenant_limits WHERE tenant_id = %s"
 
 
 def ensure_room_for_active_task(tenant_id: str) -> None:
     """Raise ActiveTaskLimitReached unless one more task of this tenant may be active.
 
     Call inside the transaction that then activates the task: the tenant's row stays
-    locked until it commits, so a concurrent create or resume counts this task too.
+    locked until it commits, so a concurrent create or resume finds this task in the bound.
     """
     lock_tenants([tenant_id])
     check_room_for_active_task(tenant_id)
@@ -119,26 +133,28 @@ def ensure_room_for_active_task(tenant_id: str) -> None:
 def check_room_for_active_task(tenant_id: str) -> None:
     """ensure_room_for_active_task for a caller that already holds the tenant's lock (lock_tenants).
 
-    Admits one task: the caller activates one task in this transaction, or rolls it back.
+    Admits one task: the caller activates at most one task in this transaction.
     """
     default = _default(settings.TENANT_MAX_ACTIVE_TASKS)
     with connection.cursor() as cursor:
-        cursor.execute(_ADMIT_WITHIN_BOUND, [tenant_id, default])
+        cursor.execute(_ADMIT_WITHIN_BOUND, [tenant_id, default, BOUND_TRUSTED_SECONDS])
         if cursor.rowcount == 1:
             return
-        cursor.execute(_LIMIT_AND_BOUND, [tenant_id])
+        if default is None:
+            # Only an override limits this tenant: without one, nothing is counted and nothing kept,
+            # and a limit set later finds the bound unknown.
+            cursor.execute(_OVERRIDE_AND_BOUND, [tenant_id])
+            row = cursor.fetchone()
+            if row is not None and row[0] is None:
+                if row[1] is not None:
+                    cursor.execute(_FORGET_BOUND, [tenant_id])
+                return
+        cursor.execute(_LIMIT_AND_ACTIVE, [TaskStatus.ACTIVE.value, tenant_id])
         row = cursor.fetchone()
         if row is None:
             raise RuntimeError(f"tenant {tenant_id}: lock_tenants first (its limits row does not exist)")
-        override, bound = row
+        override, active = row
         limit = override if override is not None else default
-        if limit is None:
-            # Unlimited: nothing counted, nothing kept; a limit set later finds the bound unknown.
-            if bound is not None:
-                cursor.execute(_SET_BOUND, [None, tenant_id])
-            return
-        cursor.execute(_ACTIVE, [tenant_id, TaskStatus.ACTIVE.value])
-        (active,) = cursor.fetchone()
-        if active >= limit:
+        if limit is not None and active >= limit:
             raise ActiveTaskLimitReached(tenant_id=tenant_id, limit=limit, active=active)
         cursor.execute(_SET_BOUND, [active + 1, tenant_id])

@@ -189,6 +189,8 @@ class TenantLimits(models.Model):
     # Never below the tenant's active tasks while its row is locked; NULL = unknown. Kept by the
     # active-task check alone (tasks.limits), so a create with room counts nothing; see save().
     active_tasks_bound = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    # When the bound was last made exact (the database's clock): an older bound is counted again.
+    active_tasks_counted_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Paused by support during an incident (tasks.pausing): the scheduler makes no job of the
     # tenant's tasks and no claim takes its jobs. Written only by tenant_pause / tenant_resume
     # (audited); db_default: tasks.limits' raw INSERT names only the key, note and updated_at.
@@ -213,13 +215,18 @@ class TenantLimits(models.Model):
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         """Save every field but the bound: an instance read before some creates (the admin's) would lower it."""
-        if not self._state.adding and kwargs.get("update_fields") is None and not kwargs.get("force_insert"):
+        if kwargs.get("force_insert"):
+            self.active_tasks_bound = self.active_tasks_counted_at = None  # a new row's bound is unknown
+        elif not self._state.adding and kwargs.get("update_fields") is None:
             kwargs["update_fields"] = [
                 field.name
                 for field in self._meta.concrete_fields
-                if not field.primary_key and field.name != "active_tasks_bound"
+                if not field.primary_key and field.name not in _KEPT_BY_THE_CHECK
             ]
         super().save(*args, **kwargs)
+
+
+_KEPT_BY_THE_CHECK = frozenset({"active_tasks_bound", "active_tasks_counted_at"})
 
 
 class TaskChangeAction(models.TextChoices):

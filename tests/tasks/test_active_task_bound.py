@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 
 from tasks import limits
 from tasks.models import Task, TaskStatus, TenantLimits
+from tests.factories import make_task
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fake_dns")]
 
@@ -78,6 +79,24 @@ def test_a_refused_or_rolled_back_activation_leaves_the_bound_as_it_was(client):
     assert _bound() == 1
 
 
+def test_a_bound_older_than_its_trust_is_counted_again(client):
+    """An activation that did not raise the bound (a pod of the code before it) is caught within the age."""
+    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=3)
+    assert client.post(TASKS, BODY, format="json").status_code == 201
+    make_task(tenant_id="tenant-a")  # what an old pod's create leaves: an active task, the bound not raised
+    make_task(tenant_id="tenant-a")
+    assert _bound() == 1
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE tenant_limits SET active_tasks_counted_at = NOW(6) - INTERVAL %s SECOND WHERE tenant_id = %s",
+            [limits.BOUND_TRUSTED_SECONDS + 1, "tenant-a"],
+        )
+    with CaptureQueriesContext(connection) as recount:
+        refused = client.post(TASKS, BODY, format="json")
+    assert refused.status_code == 409 and refused.json()["active_tasks"] == 3
+    assert len(_counts(recount)) == 1
+
+
 def test_a_limit_set_after_unlimited_creates_counts_them_all(client, settings):
     settings.TENANT_MAX_ACTIVE_TASKS = 0
     for _ in range(3):
@@ -97,6 +116,12 @@ def test_a_bound_kept_under_a_limit_is_forgotten_when_the_limit_is_lifted(client
     assert _bound() is None  # unlimited creates are not counted: a later limit recounts
     settings.TENANT_MAX_ACTIVE_TASKS = 2
     assert client.post(TASKS, BODY, format="json").status_code == 409
+
+
+def test_a_forced_insert_of_a_tenant_limits_row_starts_with_the_bound_unknown():
+    row = TenantLimits(tenant_id="tenant-a", max_active_tasks=2, active_tasks_bound=0)
+    row.save(force_insert=True)
+    assert _bound() is None
 
 
 def test_saving_a_tenant_limits_row_read_earlier_keeps_the_bound_the_creates_wrote(client):
