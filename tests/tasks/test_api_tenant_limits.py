@@ -77,9 +77,13 @@ def test_a_replayed_create_at_the_limit_returns_the_original_task_not_a_409(clie
     assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
 
 
-def test_parallel_creates_never_pass_the_limit(tenant_client):
-    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=3)
-    start = threading.Barrier(6)
+@pytest.mark.parametrize(("limit", "before", "parallel"), [(3, 0, 6), (6, 2, 8)])
+def test_parallel_creates_never_pass_the_limit(tenant_client, limit, before, parallel):
+    """From no bound (each create counts) and from a kept bound (the creates with room count nothing)."""
+    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=limit)
+    for _ in range(before):
+        assert tenant_client("tenant-a").post(TASKS, BODY, format="json").status_code == 201
+    start = threading.Barrier(parallel)
 
     def create(_: int) -> int:
         try:
@@ -89,8 +93,10 @@ def test_parallel_creates_never_pass_the_limit(tenant_client):
         finally:
             connections.close_all()
 
-    with ThreadPoolExecutor(6) as pool:
-        statuses = sorted(pool.map(create, range(6)))
-    # Each create locks the tenant's limits row before counting, so the count is never stale.
-    assert statuses == [201, 201, 201, 409, 409, 409]
-    assert Task.objects.filter(tenant_id="tenant-a", status=TaskStatus.ACTIVE).count() == 3
+    with ThreadPoolExecutor(parallel) as pool:
+        statuses = sorted(pool.map(create, range(parallel)))
+    # Each create locks the tenant's limits row before reading its bound or counting: never stale.
+    room = limit - before
+    assert statuses == [201] * room + [409] * (parallel - room)
+    assert Task.objects.filter(tenant_id="tenant-a", status=TaskStatus.ACTIVE).count() == limit
+    assert TenantLimits.objects.get(tenant_id="tenant-a").active_tasks_bound == limit
