@@ -214,19 +214,23 @@ class TenantLimits(models.Model):
         return f"limits of {self.tenant_id}"
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        """Save every field but the bound: an instance read before some creates (the admin's) would lower it."""
+        """Save the staff's fields only: an instance read before a create or a pause (the admin's)
+        would lower the bound or undo the pause, which their own statements write."""
         if kwargs.get("force_insert"):
             self.active_tasks_bound = self.active_tasks_counted_at = None  # a new row's bound is unknown
         elif not self._state.adding and kwargs.get("update_fields") is None:
             kwargs["update_fields"] = [
                 field.name
                 for field in self._meta.concrete_fields
-                if not field.primary_key and field.name not in _KEPT_BY_THE_CHECK
+                if not field.primary_key and field.name not in _WRITTEN_BY_THEIR_STATEMENTS
             ]
         super().save(*args, **kwargs)
 
 
-_KEPT_BY_THE_CHECK = frozenset({"active_tasks_bound", "active_tasks_counted_at"})
+# tasks.limits keeps the bound; tasks.pausing the pause (audited).
+_WRITTEN_BY_THEIR_STATEMENTS = frozenset(
+    {"active_tasks_bound", "active_tasks_counted_at", "paused", "paused_at", "paused_by", "paused_reason"}
+)
 
 
 class TaskChangeAction(models.TextChoices):

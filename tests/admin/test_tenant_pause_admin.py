@@ -57,6 +57,16 @@ def test_pausing_keeps_the_tenants_existing_limits(support_user, client_as):
     assert (row.paused, row.max_running_jobs, row.note) == (True, 7, "slow endpoints")
 
 
+def test_a_limits_row_read_before_a_pause_and_saved_after_it_keeps_the_pause():
+    """The admin's change form saves the row it read; a pause committed meanwhile must not be undone."""
+    read_before = TenantLimits.objects.create(tenant_id="tenant-a", max_running_jobs=5)
+    assert tenant_pause(tenant_id="tenant-a", paused_by="agent", reason="incident 12")
+    read_before.max_running_jobs = 8
+    read_before.save()
+    row = TenantLimits.objects.get(tenant_id="tenant-a")
+    assert (row.max_running_jobs, row.paused, row.paused_by, row.paused_reason) == (8, True, "agent", "incident 12")
+
+
 def test_pausing_a_paused_tenant_changes_nothing_and_keeps_who_paused_it(support_user, client_as):
     tenant_pause(tenant_id="acme", paused_by="first-agent", reason="INC-41")
 
