@@ -94,9 +94,9 @@ def _running_overrides(tenant_ids: set[str]) -> dict[str, int]:
 # it admits, under the tenant's lock and in the same transaction, and pauses, deletes and
 # completions only lower the count. While bound + 1 is within the limit, one UPDATE (PRIMARY)
 # admits the task and counts nothing: a COUNT reads every active task of the tenant under its lock
-# (docs/benchmarks/issue33-active-task-bound.md). Otherwise, or when the
-# bound was made exact more than BOUND_TRUSTED_SECONDS ago, the tasks are counted and the bound made
-# exact. The age bounds what an activation without the check costs: during a rolling deploy from
+# (docs/benchmarks/issue33-active-task-bound.md). Otherwise, or when the bound was made exact more
+# than BOUND_TRUSTED_SECONDS ago, the tasks are counted and the bound made exact. The age bounds
+# what an activation without the check costs: during a rolling deploy from
 # (or a rollback to) code before the bound, the old pods admit tasks without raising it, and a
 # tenant can pass its limit by those until its bound is counted again.
 # Behind vtgate each statement names tenant_id, the sharding column of both tables.
