@@ -12,7 +12,8 @@ in its shortest form, which differs from DRF's text only below 1e-4 or from 1e16
 0.00001, 1e+16 is 1e16: the same numbers), and a NaN or an infinity, which DRF refuses with an
 error, is written as null. The API's one float answer, a rate limit's `per_second` (0.01 to
 10,000), is written as DRF writes it; its number fields refuse NaN and infinities on input
-(api/json_fields.py).
+(api/json_fields.py). A `RawJSON` value is JSON text already written (a page of tasks the
+database wrote) and goes into the answer as it is; DRF's renderer gets it parsed.
 """
 
 from __future__ import annotations
@@ -28,9 +29,34 @@ _OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 _LINE_SEPARATORS = ((b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
 
 
-class JSONRenderer(renderers.JSONRenderer):
-    _default = staticmethod(JSONEncoder().default)
+class RawJSON:
+    """JSON text already written, to be put into an answer as it is."""
 
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_drfs_default = JSONEncoder().default
+
+
+def _default(value: Any) -> Any:
+    return orjson.Fragment(value.text) if isinstance(value, RawJSON) else _drfs_default(value)
+
+
+def _parsed(data: Any) -> Any:
+    """`data` with each RawJSON read back into values, for DRF's renderer."""
+    if isinstance(data, RawJSON):
+        return orjson.loads(data.text)
+    if isinstance(data, dict):
+        return {key: _parsed(value) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_parsed(value) for value in data]
+    return data
+
+
+class JSONRenderer(renderers.JSONRenderer):
     def _drfs_defaults(self) -> bool:
         """orjson writes what DRF's defaults write: UTF-8, compact, its encoder's types."""
         return not self.ensure_ascii and self.compact and self.strict and self.encoder_class is JSONEncoder
@@ -41,11 +67,11 @@ class JSONRenderer(renderers.JSONRenderer):
             or not self._drfs_defaults()
             or self.get_indent(accepted_media_type, renderer_context or {}) is not None
         ):
-            return super().render(data, accepted_media_type, renderer_context)
+            return super().render(_parsed(data), accepted_media_type, renderer_context)
         try:
-            text = orjson.dumps(data, default=self._default, option=_OPTIONS)
+            text = orjson.dumps(data, default=_default, option=_OPTIONS)
         except orjson.JSONEncodeError:
-            return super().render(data, accepted_media_type, renderer_context)
+            return super().render(_parsed(data), accepted_media_type, renderer_context)
         for raw, escaped in _LINE_SEPARATORS:
             if raw in text:
                 text = text.replace(raw, escaped)

@@ -31,7 +31,7 @@ COMPONENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("active-task limit (tenant lock, count)", (r"tasks/limits\.py",)),
     ("create: insert + transaction", (r"task_create \(tasks/services\.py",)),
     ("validation (input serializer)", (r"_validate \(tasks/views\.py", r"model_fields \(tasks/serializers\.py")),
-    ("list: query + rows", (r"task_page \(tasks/selectors\.py",)),
+    ("list: query + rows", (r"task_page(_text)? \(tasks/selectors\.py",)),
     (
         "output (tasks/task_json.py, DRF before it)",
         (r"BaseSerializer\.data", r"ListSerializer\.data", r"_task_response", r"tasks/task_json\.py"),

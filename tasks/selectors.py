@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection, models
 
 from tasks.models import Task, TaskLabel, TaskStatus
+from tasks.task_json_sql import TASK_JSON
 from vault.selectors import secret_exists
 
 # Completed tasks (past ends_at or max_runs) stay visible, as stopped ones.
@@ -38,7 +39,33 @@ def task_page(
     label selector (all must hold) is a plain join (`_page_sql`). One `status`
     reads tasks_tenant_status_idx (tenant_id, status, and the primary key after them).
     """
-    labels = labels or {}
+    rows = [_task_row(values) for values in _page_rows(_COLUMNS, tenant_id, before, limit, labels or {}, status)]
+    if len(rows) > limit:
+        return rows[:limit], rows[limit - 1].id
+    return rows, None
+
+
+def task_page_text(
+    *,
+    tenant_id: str,
+    before: uuid.UUID | None,
+    limit: int,
+    labels: dict[str, str] | None = None,
+    status: str | None = None,
+) -> tuple[str, uuid.UUID | None]:
+    """task_page's tasks as the JSON text of an array of TaskOutput objects (times in UTC), and the next cursor.
+
+    The database writes each task's JSON (tasks/task_json_sql.py) in the read that finds it.
+    """
+    rows = _page_rows(_JSON_COLUMNS, tenant_id, before, limit, labels or {}, status)
+    next_id = uuid.UUID(bytes=bytes(rows[limit - 1][0])) if len(rows) > limit else None
+    return "[" + ", ".join(text for _, text in rows[:limit]) + "]", next_id
+
+
+def _page_rows(
+    columns: str, tenant_id: str, before: uuid.UUID | None, limit: int, labels: dict[str, str], status: str | None
+) -> tuple[tuple[Any, ...], ...]:
+    """Up to `limit` + 1 rows of `columns`: one more than the page tells whether a next page exists."""
     params: list[str | bytes | int] = []
     for key, value in labels.items():
         params += [tenant_id, key, value]
@@ -49,11 +76,8 @@ def task_page(
         params.append(before.bytes)
     params.append(limit + 1)
     with connection.cursor() as cursor:
-        cursor.execute(_page_sql(len(labels), status is not None, before is not None), params)
-        rows = [_task_row(values) for values in cursor.fetchall()]
-    if len(rows) > limit:
-        return rows[:limit], rows[limit - 1].id
-    return rows, None
+        cursor.execute(_page_sql(columns, len(labels), status is not None, before is not None), params)
+        return cursor.fetchall()
 
 
 # A page's task as the model's attribute values (attnames, the same Python values), without a
@@ -87,8 +111,12 @@ def _task_row(values: tuple[Any, ...]) -> Any:
     return TaskRow._make(converted)
 
 
+_COLUMNS = ", ".join(f"t.`{field.column}`" for field in Task._meta.concrete_fields)
+_JSON_COLUMNS = f"t.id, {TASK_JSON}"
+
+
 @functools.cache
-def _page_sql(selectors: int, by_status: bool, after_cursor: bool) -> str:
+def _page_sql(columns: str, selectors: int, by_status: bool, after_cursor: bool) -> str:
     """The page's text, built once per shape.
 
     Written out rather than built by the ORM: the ORM's compile, and for a label selector its
@@ -97,7 +125,6 @@ def _page_sql(selectors: int, by_status: bool, after_cursor: bool) -> str:
     task_labels_task_key_uniq (task_id, key) or a range of task_labels_select_idx, whichever
     the optimizer finds cheaper.
     """
-    columns = ", ".join(f"t.`{field.column}`" for field in Task._meta.concrete_fields)
     joins = " ".join(
         f"JOIN {TaskLabel._meta.db_table} AS l{n} ON l{n}.task_id = t.id AND l{n}.tenant_id = %s "
         f"AND l{n}.`key` = %s AND l{n}.`value` = %s"

@@ -1,5 +1,8 @@
 """A task as the JSON TaskOutput describes, written out field by field: every answer with tasks.
 
+A page of tasks in UTC, the API's zone, is written by the database instead (tasks/task_json_sql.py);
+this module writes it in any other zone.
+
 TaskOutput stays the schema (OpenAPI) and the reference. Rendering through DRF's fields builds
 a serializer per answer and takes a generic step per field, which cost more than the rest of a
 page's request (docs/benchmarks/api.md). Each line below is what the TaskOutput field of the

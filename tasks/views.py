@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -29,6 +30,7 @@ from api.auth import actor_of, tenant_of
 from api.params import CURSOR_PARAMETER, LIMIT_PARAMETER, invalid_param, page_limit, query_id
 from api.parsers import BoundedJSONParser, MergePatchJSONParser
 from api.problems import Problem, not_found
+from api.renderers import RawJSON
 from domain.ids import parse_id
 from tasks import limits, selectors, services
 from tasks.calendars import services as calendar_services
@@ -211,10 +213,19 @@ class TaskListCreateView(APIView):
         task_status = request.query_params.get("status")
         if task_status is not None and task_status not in selectors.LIVE_STATUSES:
             raise invalid_param("status", f"one of {', '.join(selectors.LIVE_STATUSES)}")
-        tasks, next_id = selectors.task_page(
-            tenant_id=tenant_of(request), before=before, limit=limit, labels=wanted, status=task_status
-        )
-        return Response({"results": task_page_json(tasks), "next_cursor": str(next_id) if next_id else None})
+        tenant_id = tenant_of(request)
+        results: RawJSON | list[dict[str, Any]]
+        if timezone.get_current_timezone_name() == "UTC":  # the database writes times in UTC only
+            text, next_id = selectors.task_page_text(
+                tenant_id=tenant_id, before=before, limit=limit, labels=wanted, status=task_status
+            )
+            results = RawJSON(text)
+        else:
+            tasks, next_id = selectors.task_page(
+                tenant_id=tenant_id, before=before, limit=limit, labels=wanted, status=task_status
+            )
+            results = task_page_json(tasks)
+        return Response({"results": results, "next_cursor": str(next_id) if next_id else None})
 
     @extend_schema(
         operation_id="tasks_create",

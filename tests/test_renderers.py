@@ -14,7 +14,7 @@ from django.utils.functional import lazy
 from rest_framework import renderers
 from rest_framework.utils.serializer_helpers import ReturnDict, ReturnList
 
-from api.renderers import JSONRenderer
+from api.renderers import JSONRenderer, RawJSON
 from tasks.models import TaskStatus
 
 lazy_text = lazy(lambda: "lazy ✓", str)
@@ -80,6 +80,18 @@ def test_an_indented_answer_is_drfs():
         assert JSONRenderer().render(value, media_type) == renderers.JSONRenderer().render(value, media_type)
     context = {"indent": 2}
     assert JSONRenderer().render(value, None, context) == renderers.JSONRenderer().render(value, None, context)
+
+
+def test_raw_json_goes_in_as_written_and_drfs_renderer_gets_it_parsed():
+    text = '[{"a": 1, "b": "naïve"}, {"c": null, "d": "line\u2028end"}]'
+    value = {"results": RawJSON(text), "next_cursor": None}
+    parsed = {"results": json.loads(text), "next_cursor": None}
+
+    written = JSONRenderer().render(value)
+    assert written == b'{"results":' + text.replace("\u2028", "\\u2028").encode() + b',"next_cursor":null}'
+    assert json.loads(written) == parsed
+    indented = "application/json; indent=4"
+    assert JSONRenderer().render([value], indented) == renderers.JSONRenderer().render([parsed], indented)
 
 
 def test_nothing_is_empty_and_what_drf_refuses_is_refused():

@@ -14,12 +14,12 @@ from datetime import UTC, datetime, timedelta
 
 from tasks.schedule.cron import ScheduleError
 
-__all__ = ["EVERY_SECONDS", "MAX_EVERY_LENGTH", "first_every_run", "format_every", "parse_every"]
+__all__ = ["EVERY_SECONDS", "MAX_EVERY_LENGTH", "UNITS", "first_every_run", "format_every", "parse_every"]
 
 # At least a minute (the scheduler's resolution), at most 366 days.
 EVERY_SECONDS = (60, 366 * 86400)
 MAX_EVERY_LENGTH = 32
-_UNITS = {"d": 86400, "h": 3600, "m": 60}
+UNITS = {"d": 86400, "h": 3600, "m": 60}  # largest first: format_every (and tasks/task_json_sql.py) write them so
 _EVERY_RE = re.compile(r"(?:[0-9]{1,6}[dhm])+", re.ASCII)
 _PART_RE = re.compile(r"([0-9]{1,6})([dhm])", re.ASCII)
 
@@ -28,7 +28,7 @@ def parse_every(text: str) -> int:
     """Return the interval in seconds; ScheduleError("every") when malformed or out of bounds."""
     if not isinstance(text, str) or len(text) > MAX_EVERY_LENGTH or not _EVERY_RE.fullmatch(text):
         raise ScheduleError("every", 'an interval like "90m", "2h" or "1h30m" (units d, h, m)')
-    seconds = sum(int(number) * _UNITS[unit] for number, unit in _PART_RE.findall(text))
+    seconds = sum(int(number) * UNITS[unit] for number, unit in _PART_RE.findall(text))
     low, high = EVERY_SECONDS
     if not low <= seconds <= high:
         raise ScheduleError("every", f"must be at least 1m and at most {high // 86400}d")
@@ -38,7 +38,7 @@ def parse_every(text: str) -> int:
 def format_every(seconds: int) -> str:
     """The shortest text for an interval of whole minutes, e.g. 5400 -> "1h30m"."""
     parts = []
-    for unit, size in _UNITS.items():
+    for unit, size in UNITS.items():
         count, seconds = divmod(seconds, size)
         if count:
             parts.append(f"{count}{unit}")

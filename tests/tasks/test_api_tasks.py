@@ -193,6 +193,19 @@ def test_list_shows_only_the_tenants_live_tasks(owner, other_tenant, created):
     assert [t["id"] for t in owner.get(TASKS).json()["results"]] == [created["id"]]
 
 
+def test_a_page_is_the_tasks_each_as_its_own_answer_in_utc_or_another_zone(owner):
+    ids = [owner.post(TASKS, body(name=f"t{i}"), format="json").json()["id"] for i in range(3)]
+    singles = [owner.get(f"{TASKS}/{task_id}").json() for task_id in reversed(ids)]
+
+    assert owner.get(TASKS).json() == {"results": singles, "next_cursor": None}
+    assert owner.get(TASKS, HTTP_ACCEPT="application/json; indent=2").json()["results"] == singles
+    with override_settings(TIME_ZONE="Europe/Madrid"):
+        in_madrid = owner.get(TASKS).json()["results"]
+    assert [task["id"] for task in in_madrid] == [task["id"] for task in singles]
+    assert in_madrid[0]["created_at"].endswith(("+01:00", "+02:00")) and singles[0]["created_at"].endswith("Z")
+    assert datetime.fromisoformat(in_madrid[0]["created_at"]) == datetime.fromisoformat(singles[0]["created_at"])
+
+
 @pytest.mark.parametrize("query", [{"limit": 0}, {"limit": 201}, {"limit": "x"}, {"limit": -1}, {"cursor": "nope"}])
 def test_list_with_a_bad_limit_or_cursor_is_400(owner, query):
     _problem(owner.get(TASKS, query), 400)

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from django.utils import timezone
 
 from tasks import selectors
-from tasks.models import Task, TaskStatus
+from tasks.models import Task, TaskLabel, TaskStatus
 from tasks.serializers import HttpOutput, LastRunOutput, TaskOutput
 from tasks.task_json import task_json, task_page_json
 from tests.factories import make_task, varied_tasks
@@ -108,3 +109,80 @@ def _unsaved_task(**fields: Any) -> Task:
             **fields,
         }
     )
+
+
+def _page_text(**kwargs: Any) -> tuple[list[dict[str, Any]], uuid.UUID | None]:
+    text, next_id = selectors.task_page_text(tenant_id=TENANT, before=None, limit=50, **kwargs)
+    return json.loads(text), next_id
+
+
+@pytest.mark.django_db
+def test_the_page_the_database_writes_renders_as_task_output_renders_it() -> None:
+    tasks = varied_tasks(TENANT)
+
+    page, next_id = _page_text()
+
+    expected = TaskOutput(tasks, many=True).data
+    assert next_id is None
+    assert page == expected
+    assert json.dumps(page) == json.dumps(expected)  # the same key order at every depth
+
+
+@pytest.mark.django_db
+def test_the_database_writes_any_text_and_every_interval_as_task_output_does() -> None:
+    odd = 'quote " backslash \\ slash / tab \t newline \n nul-ish \x01 é 漢字 😀 \u2028 end'
+    made = [
+        make_task(
+            tenant_id=TENANT,
+            name=odd[:200],
+            http_body=odd,
+            http_headers={"X-Odd": odd, "X-Empty": ""},
+            labels={"k": "v é"},
+            secret_ref=odd[:255],
+            exclude_calendars=[],
+            window_seconds=0,
+            last_run_job_id=uuid.uuid4(),
+            last_run_scheduled_at=datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC),  # no microseconds
+            last_run_status=None,
+            last_run_http_status=200,
+        ),
+        *[
+            make_task(tenant_id=TENANT, cron_expression=None, every_seconds=seconds, anchor=timezone.now())
+            for seconds in (60, 3600, 86400, 86400 + 60, 366 * 86400, 90061)
+        ],
+    ]
+
+    page, _ = _page_text()
+
+    expected = TaskOutput(sorted(made, key=lambda task: task.pk, reverse=True), many=True).data
+    assert json.dumps(page) == json.dumps(expected)
+    assert [task["schedule"]["every"] for task in page[:6]] == ["1d1h1m", "366d", "1d1m", "1d", "1h", "1m"]
+    assert page[-1]["name"] == odd[:200] and page[-1]["http"]["headers"]["X-Odd"] == odd
+
+
+@pytest.mark.django_db
+def test_the_database_pages_as_task_page_does_with_each_filter() -> None:
+    tasks = varied_tasks(TENANT)
+    for task in tasks:
+        TaskLabel.objects.create(task_id=task.pk, tenant_id=TENANT, key="all", value="yes")
+    TaskLabel.objects.create(task_id=tasks[1].pk, tenant_id=TENANT, key="one", value="yes")
+    make_task(tenant_id="another-tenant")
+    cases = [
+        ({}, tasks),
+        ({"labels": {"all": "yes"}}, tasks),
+        ({"labels": {"all": "yes", "one": "yes"}}, [tasks[1]]),
+        ({"status": TaskStatus.PAUSED}, [task for task in tasks if task.status == TaskStatus.PAUSED]),
+    ]
+
+    for filters, wanted in cases:
+        before, written = None, []
+        while True:
+            text, next_id = selectors.task_page_text(tenant_id=TENANT, before=before, limit=2, **filters)
+            rows, row_next = selectors.task_page(tenant_id=TENANT, before=before, limit=2, **filters)
+            assert [task["id"] for task in json.loads(text)] == [str(row.id) for row in rows]
+            assert next_id == row_next
+            written += json.loads(text)
+            if next_id is None:
+                break
+            before = next_id
+        assert written == TaskOutput(wanted, many=True).data, filters

@@ -60,6 +60,8 @@ def test_every_call_on_both_shards_fires_once_with_its_headers_and_is_archived_o
             assert sorted(task["id"] for task in listed) == sorted(
                 task_id for owner, _, task_id in made.values() if owner == tenant
             )
+            # ... each written by the shard's database as the task's own answer is
+            assert listed == [tenant_client(tenant).get(f"/v1/tasks/{task['id']}").json() for task in listed]
 
         with loop_sets(_envs(shard_urls, allow), tmp_path):
             wait_until(lambda: len(receiver.received()) >= len(made), timeout=60, what="every call")
