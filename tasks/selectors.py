@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC
@@ -14,6 +15,8 @@ from django.db import connection, models
 from tasks.models import Task, TaskLabel, TaskStatus
 from tasks.task_json_sql import TASK_JSON
 from vault.selectors import secret_exists
+
+logger = logging.getLogger(__name__)
 
 # Completed tasks (past ends_at or max_runs) stay visible, as stopped ones.
 LIVE_STATUSES = (TaskStatus.ACTIVE, TaskStatus.PAUSED, TaskStatus.COMPLETED)
@@ -52,14 +55,20 @@ def task_page_text(
     limit: int,
     labels: dict[str, str] | None = None,
     status: str | None = None,
-) -> tuple[str, uuid.UUID | None]:
+) -> tuple[str | None, uuid.UUID | None]:
     """task_page's tasks as the JSON text of an array of TaskOutput objects (times in UTC), and the next cursor.
 
     The database writes each task's JSON (tasks/task_json_sql.py) in the read that finds it.
+    The text is None when it wrote a task as NULL (a member left unguarded): the caller then
+    renders the page from task_page, and the log says so.
     """
     rows = _page_rows(_JSON_COLUMNS, tenant_id, before, limit, labels or {}, status)
     next_id = uuid.UUID(bytes=bytes(rows[limit - 1][0])) if len(rows) > limit else None
-    return "[" + ", ".join(text for _, text in rows[:limit]) + "]", next_id
+    texts = [text for _, text in rows[:limit]]
+    if None in texts:
+        logger.error("a task's JSON written as NULL", extra={"event": "task_page_text_null", "tenant_id": tenant_id})
+        return None, next_id
+    return "[" + ",".join(texts) + "]", next_id
 
 
 def _page_rows(

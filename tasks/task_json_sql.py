@@ -8,8 +8,12 @@ times in UTC (the API's zone; in any other zone the page takes task_json's path)
 tests/tasks/test_task_json.py checks the two give the same values in the same key order for
 tasks of every shape. Written with CONCAT and JSON_QUOTE, not JSON_OBJECT: MariaDB's JSON
 functions cost the database more than the Python they replace (docs/benchmarks/api.md).
-A JSON column's stored text (always valid JSON: the column's CHECK) goes in as it is.
-The expressions read the page's table as `t`; `%` is doubled for the driver's parameters.
+
+The headers' and the labels' stored text goes in as it is, where task_json writes each value
+as text: it relies on their one writer's rule, objects of strings (the input's validators;
+the admin shows them read-only). Every nullable column is guarded (IFNULL or IF), since one
+NULL makes a CONCAT NULL. The expressions read the page's table as `t`; `%` is doubled for the
+driver's parameters.
 """
 
 from __future__ import annotations
@@ -57,27 +61,31 @@ def _every(column: str) -> str:
 
 
 def _object(members: dict[str, str]) -> str:
-    return "CONCAT('{', " + ", ', ', ".join(f"'\"{name}\": ', {value}" for name, value in members.items()) + ", '}')"
+    return "CONCAT('{', " + ", ',', ".join(f"'\"{name}\":', {value}" for name, value in members.items()) + ", '}')"
 
 
 def _if_set(name: str, condition: str, value: str) -> str:
     """A member written only when `condition` holds (the schedule's optional parts)."""
-    return f"IF({condition}, CONCAT(', \"{name}\": ', {value}), '')"
+    return f"IF({condition}, CONCAT(',\"{name}\":', {value}), '')"
 
 
 def _schedule() -> str:
     kind = (
-        f"CASE WHEN t.run_at IS NOT NULL THEN CONCAT('\"run_at\": ', {_iso('t.run_at')}) "
-        f"WHEN t.every_seconds IS NOT NULL THEN CONCAT('\"every\": ', {_every('t.every_seconds')}, "
-        f"', \"anchor\": ', {_iso('t.anchor')}, ', \"timezone\": ', {_text('t.timezone')}) "
-        f"ELSE CONCAT('\"cron\": ', {_text('t.cron_expression')}, ', \"timezone\": ', {_text('t.timezone')}) END"
+        f"CASE WHEN t.run_at IS NOT NULL THEN CONCAT('\"run_at\":', {_iso('t.run_at')}) "
+        f"WHEN t.every_seconds IS NOT NULL THEN CONCAT('\"every\":', {_every('t.every_seconds')}, "
+        f"',\"anchor\":', {_iso('t.anchor')}, ',\"timezone\":', {_text('t.timezone')}) "
+        f"ELSE CONCAT('\"cron\":', {_text('t.cron_expression')}, ',\"timezone\":', {_text('t.timezone')}) END"
     )
     optional = [
         _if_set("window_seconds", "t.window_seconds > 0", "t.window_seconds"),
         _if_set("starts_at", "t.starts_at IS NOT NULL", _iso("t.starts_at")),
         _if_set("ends_at", "t.ends_at IS NOT NULL", _iso("t.ends_at")),
         _if_set("max_runs", "t.max_runs IS NOT NULL", "t.max_runs"),
-        _if_set("exclude_calendars", "JSON_LENGTH(t.exclude_calendars) > 0", "t.exclude_calendars"),
+        _if_set(
+            "exclude_calendars",
+            "JSON_TYPE(t.exclude_calendars) = 'ARRAY' AND JSON_LENGTH(t.exclude_calendars) > 0",
+            "t.exclude_calendars",
+        ),
     ]
     return f"CONCAT('{{', {kind}, {', '.join(optional)}, '}}')"
 

@@ -214,11 +214,13 @@ class TaskListCreateView(APIView):
         if task_status is not None and task_status not in selectors.LIVE_STATUSES:
             raise invalid_param("status", f"one of {', '.join(selectors.LIVE_STATUSES)}")
         tenant_id = tenant_of(request)
-        results: RawJSON | list[dict[str, Any]]
+        text = None
         if timezone.get_current_timezone_name() == "UTC":  # the database writes times in UTC only
             text, next_id = selectors.task_page_text(
                 tenant_id=tenant_id, before=before, limit=limit, labels=wanted, status=task_status
             )
+        results: RawJSON | list[dict[str, Any]]
+        if text is not None:
             results = RawJSON(text)
         else:
             tasks, next_id = selectors.task_page(

@@ -206,6 +206,15 @@ def test_a_page_is_the_tasks_each_as_its_own_answer_in_utc_or_another_zone(owner
     assert datetime.fromisoformat(in_madrid[0]["created_at"]) == datetime.fromisoformat(singles[0]["created_at"])
 
 
+def test_a_page_the_database_wrote_a_task_of_as_null_is_rendered_by_task_json(owner, monkeypatch):
+    from tasks import selectors
+
+    ids = [owner.post(TASKS, body(name=f"t{i}"), format="json").json()["id"] for i in range(2)]
+    monkeypatch.setattr(selectors, "_JSON_COLUMNS", "t.id, NULL")
+
+    assert [task["id"] for task in owner.get(TASKS).json()["results"]] == ids[::-1]
+
+
 @pytest.mark.parametrize("query", [{"limit": 0}, {"limit": 201}, {"limit": "x"}, {"limit": -1}, {"cursor": "nope"}])
 def test_list_with_a_bad_limit_or_cursor_is_400(owner, query):
     _problem(owner.get(TASKS, query), 400)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from tasks import selectors
@@ -158,6 +159,29 @@ def test_the_database_writes_any_text_and_every_interval_as_task_output_does() -
     assert json.dumps(page) == json.dumps(expected)
     assert [task["schedule"]["every"] for task in page[:6]] == ["1d1h1m", "366d", "1d1m", "1d", "1h", "1m"]
     assert page[-1]["name"] == odd[:200] and page[-1]["http"]["headers"]["X-Odd"] == odd
+
+
+@pytest.mark.django_db
+def test_a_calendar_list_stored_as_json_null_is_left_out_as_task_json_leaves_it() -> None:
+    task = make_task(tenant_id=TENANT, exclude_calendars=["holidays"])
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE tasks SET exclude_calendars = 'null' WHERE id = %s", [task.pk.bytes])
+
+    page, _ = _page_text()
+
+    assert "exclude_calendars" not in page[0]["schedule"]
+    assert page == TaskOutput([Task.objects.get(pk=task.pk)], many=True).data
+
+
+@pytest.mark.django_db
+def test_a_task_the_database_writes_as_null_turns_the_page_to_task_json(monkeypatch, caplog) -> None:
+    tasks = varied_tasks(TENANT)
+    monkeypatch.setattr(selectors, "_JSON_COLUMNS", "t.id, IF(t.status = 'paused', NULL, '{}')")
+
+    text, next_id = selectors.task_page_text(tenant_id=TENANT, before=None, limit=len(tasks) - 1)
+
+    assert text is None and next_id == tasks[-2].pk  # one paused task among the others
+    assert [record.event for record in caplog.records] == ["task_page_text_null"]
 
 
 @pytest.mark.django_db
