@@ -59,6 +59,22 @@ def verifying_backend() -> TokenBackend:
     )
 
 
+VERIFIED_TOKENS = 256  # per worker process
+
+
+@lru_cache(maxsize=VERIFIED_TOKENS)
+def _verified(backend: TokenBackend, token: str) -> dict[str, Any]:
+    """A token's claims, its signature and claims checked the first time this backend sees it.
+
+    A token comes back on every request of its client: its signature, audience, issuer and
+    format cannot change, so they are checked once (a refusal is not kept). Its expiry can, and
+    get_validated_token checks it at every use; `nbf` and `iat`, once passed, stay passed.
+    The backend is one per configuration (`_backend`), so new keys check every token anew.
+    """
+    # The stubs type decode()'s argument as Token; at run time it takes the encoded string.
+    return backend.decode(token)  # type: ignore[arg-type]
+
+
 def signing_backend() -> TokenBackend:
     """The backend `issue_token` and the tests sign with (JWT_SIGNING_KEY; HS256 falls back)."""
     algorithm = settings.JWT_ALGORITHM
@@ -134,8 +150,10 @@ class TenantJWTAuthentication(JWTAuthentication):
         if len(raw_token) > MAX_TOKEN_LENGTH:
             raise exceptions.AuthenticationFailed("Token is invalid.")
         try:
-            # The stubs type decode()'s argument as Token; at run time it takes the encoded string.
-            claims = verifying_backend().decode(raw_token.decode("ascii"))  # type: ignore[arg-type]
+            backend = verifying_backend()
+            claims = dict(_verified(backend, raw_token.decode("ascii")))
+            if _is_number(claims.get("exp")) and claims["exp"] <= time.time() - backend.get_leeway().total_seconds():
+                raise TokenBackendExpiredToken("Token is expired")  # PyJWT's test, at every use
         except TokenBackendExpiredToken:
             raise exceptions.AuthenticationFailed("Token is expired.") from None
         except (TokenBackendError, UnicodeDecodeError) as exc:

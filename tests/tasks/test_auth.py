@@ -5,11 +5,13 @@ import hashlib
 import hmac
 import io
 import json
+import time
 
 import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 from rest_framework.test import APIClient
@@ -207,3 +209,63 @@ def test_a_token_living_longer_than_the_maximum_lifetime_is_401(make_token):
         assert _get(f"Bearer {make_token('tenant-a', ttl=600, iat=None)}").status_code == 200
         _assert_401(_get(f"Bearer {make_token('tenant-a', ttl=7200, iat=None)}"))
     assert _get(f"Bearer {make_token('tenant-a', ttl=30 * 86400)}").status_code == 200  # unset: no maximum
+
+
+@pytest.fixture
+def decodes(monkeypatch):
+    """How many times PyJWT decoded a token (a spy: the decode itself runs)."""
+    calls = []
+    real = jwt.decode
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(jwt, "decode", counted)
+    return calls
+
+
+def test_a_token_is_verified_the_first_time_and_refused_once_expired(make_token, decodes):
+    expiry = int(time.time()) + 2
+    token = make_token("tenant-a", exp=expiry)
+
+    assert _get(f"Bearer {token}").status_code == 200
+    assert _get(f"Bearer {token}").status_code == 200
+    assert decodes == [token]
+
+    time.sleep(max(0.0, expiry - time.time()) + 0.05)
+    decodes.clear()
+    response = _get(f"Bearer {token}")
+    _assert_401(response)
+    assert "expired" in response.json()["detail"] and decodes == []  # the kept claims' own expiry
+
+
+def test_a_token_like_a_kept_one_but_one_character_is_verified_and_refused(make_token, decodes):
+    token = make_token("tenant-a")
+    assert _get(f"Bearer {token}").status_code == 200
+    header, payload, signature = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    forged_payload = _b64(json.dumps({**claims, settings.JWT_TENANT_CLAIM: "tenant-b"}).encode())
+
+    for forged in (f"{header}.{payload}.{signature[:-2]}{'A' if signature[-2] != 'A' else 'B'}{signature[-1]}",
+                   f"{header}.{forged_payload}.{signature}"):  # fmt: skip
+        _assert_401(_get(f"Bearer {forged}"))
+    assert len(decodes) == 3  # the token, then each forgery
+
+
+def test_new_keys_verify_a_kept_token_anew(make_token):
+    token = make_token("tenant-a")
+    assert _get(f"Bearer {token}").status_code == 200
+
+    with override_settings(JWT_VERIFYING_KEY="another-secret-of-at-least-32-bytes!!"):
+        _assert_401(_get(f"Bearer {token}"))
+
+
+def test_each_request_gets_its_own_copy_of_a_kept_tokens_claims(make_token):
+    from api.auth import TenantJWTAuthentication
+
+    token = make_token("tenant-a").encode()
+    first = TenantJWTAuthentication().get_validated_token(token)
+    first[settings.JWT_TENANT_CLAIM] = "tenant-b"
+
+    assert TenantJWTAuthentication().get_validated_token(token)[settings.JWT_TENANT_CLAIM] == "tenant-a"
