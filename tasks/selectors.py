@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import hashlib
 import logging
 import uuid
 from collections.abc import Callable, Iterator
@@ -12,6 +13,7 @@ from typing import Any
 
 from django.db import connection, models
 
+from database import prepared
 from tasks.models import Task, TaskLabel, TaskStatus
 from tasks.task_json_sql import TASK_JSON
 from vault.selectors import secret_exists
@@ -84,8 +86,9 @@ def _page_rows(
     if before is not None:
         params.append(before.bytes)
     params.append(limit + 1)
+    sql = _page_sql(columns, len(labels), status is not None, before is not None)
     with connection.cursor() as cursor:
-        cursor.execute(_page_sql(columns, len(labels), status is not None, before is not None), params)
+        prepared.execute(cursor, name=_statement_name(sql), sql=sql, params=params)
         return cursor.fetchall()
 
 
@@ -122,6 +125,12 @@ def _task_row(values: tuple[Any, ...]) -> Any:
 
 _COLUMNS = ", ".join(f"t.`{field.column}`" for field in Task._meta.concrete_fields)
 _JSON_COLUMNS = f"t.id, {TASK_JSON}"
+
+
+@functools.cache
+def _statement_name(sql: str) -> str:
+    """The page's prepared statement: one name for each text (database/prepared.py)."""
+    return "task_page_" + hashlib.sha256(sql.encode()).hexdigest()[:16]
 
 
 @functools.cache
