@@ -9,6 +9,7 @@ settings.JWT_TENANT_CLAIM only; a body, query or header field is never read.
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from dataclasses import dataclass
@@ -151,8 +152,9 @@ class TenantJWTAuthentication(JWTAuthentication):
             raise exceptions.AuthenticationFailed("Token is invalid.")
         try:
             backend = verifying_backend()
-            claims = dict(_verified(backend, raw_token.decode("ascii")))
-            if _is_number(claims.get("exp")) and claims["exp"] <= time.time() - backend.get_leeway().total_seconds():
+            claims = copy.deepcopy(_verified(backend, raw_token.decode("ascii")))  # each request its own
+            exp: Any = claims.get("exp")
+            if _is_number(exp) and int(exp) <= time.time() - backend.get_leeway().total_seconds():
                 raise TokenBackendExpiredToken("Token is expired")  # PyJWT's test, at every use
         except TokenBackendExpiredToken:
             raise exceptions.AuthenticationFailed("Token is expired.") from None

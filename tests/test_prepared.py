@@ -47,7 +47,7 @@ def test_the_first_use_prepares_and_later_ones_only_execute_with_the_texts_resul
     again, statements_again = _run(name)
 
     assert first == again == _as_text() == (("2030-01-02T03:04:05", PARAMS[0], 7, "0001" + "27"),)
-    assert statements == ["EXECUTE", "PREPARE", "EXECUTE"]
+    assert statements == ["PREPARE", "EXECUTE"]
     assert statements_again == ["EXECUTE"]
 
 
@@ -64,43 +64,55 @@ def test_a_session_that_lost_the_statement_prepares_it_again() -> None:
 def test_an_error_of_the_statement_itself_is_raised() -> None:
     with pytest.raises(DatabaseError) as raised:
         _run(name="test_prepared_bad", sql="SELECT * FROM no_such_table WHERE a = %s AND b = %s AND c = %s LIMIT %s")
-    assert raised.value.args[0] == 1146  # no such table: from PREPARE, not swallowed
+    assert raised.value.args[0] == 1146  # no such table, from PREPARE: not sent again as text
 
 
 def test_the_server_text_has_a_question_mark_for_each_value_and_one_percent_for_two() -> None:
     assert prepared.server_text("SELECT '%%s', %s, '100%%', %s") == "SELECT '%s', ?, '100%', ?"
 
 
-class _Features:
-    executes_prepared_with_values = False
+class _Connection:
+    """A driver connection's stand-in (the module keeps each one's prepared names)."""
 
 
 class _Cursor:
-    """A cursor that records its statements and refuses PREPARE as a full statement cache does."""
+    """A cursor on a MariaDB connection that records its statements; PREPARE fails with `refusal`."""
 
-    def __init__(self, features: object = None) -> None:
-        self.db = type("Db", (), {"features": features or object()})()
+    def __init__(self, refusal: int = prepared.ER_MAX_PREPARED_STMT_COUNT_REACHED, **db: object) -> None:
+        features = type("Features", (), {"executes_prepared_with_values": db.pop("executes", True)})()
+        fields = {"vendor": "mysql", "mysql_is_mariadb": True, "settings_dict": {"CONN_MAX_AGE": 60}, **db}
+        self.db = type("Db", (), {**fields, "features": features, "connection": _Connection()})()
+        self.refusal = refusal
         self.sent: list[str] = []
 
     def execute(self, sql: str, params: object) -> None:
         self.sent.append(sql.split(" ", 1)[0])
-        if sql.startswith("EXECUTE"):
-            raise DatabaseError(prepared.ER_UNKNOWN_STMT_HANDLER, "Unknown prepared statement handler")
         if sql.startswith("PREPARE"):
-            raise DatabaseError(1461, "Can't create more than max_prepared_stmt_count statements")
+            raise DatabaseError(self.refusal, "refused")
 
 
-def test_a_server_that_cannot_prepare_runs_the_text(caplog) -> None:
+def test_a_connection_whose_server_refuses_one_more_statement_runs_texts_and_says_so_once(caplog) -> None:
     cursor = _Cursor()
 
     prepared.execute(cursor, name=NAME, sql=SQL, params=PARAMS)
+    prepared.execute(cursor, name="another", sql=SQL, params=PARAMS)
 
-    assert cursor.sent == ["EXECUTE", "PREPARE", "SELECT"]
+    assert cursor.sent == ["PREPARE", "SELECT", "SELECT"]
     assert [record.event for record in caplog.records] == ["statement_not_prepared"]
 
 
-def test_a_backend_without_executes_values_runs_the_text() -> None:
-    cursor = _Cursor(_Features())
+def test_any_other_error_of_prepare_is_raised() -> None:
+    with pytest.raises(DatabaseError):
+        prepared.execute(_Cursor(refusal=1064), name=NAME, sql=SQL, params=PARAMS)
+
+
+@pytest.mark.parametrize(
+    "db",
+    [{"executes": False}, {"mysql_is_mariadb": False}, {"settings_dict": {"CONN_MAX_AGE": 0}}],
+    ids=["vtgate", "mysql", "a-connection-per-request"],
+)
+def test_where_preparing_gains_nothing_or_fails_the_text_runs(db) -> None:
+    cursor = _Cursor(**db)
 
     prepared.execute(cursor, name=NAME, sql=SQL, params=PARAMS)
 
@@ -115,4 +127,4 @@ def test_a_new_connection_prepares_it_again() -> None:
     rows, statements = _run()
 
     assert rows == _as_text()
-    assert [word for word in statements if word != "SET"] == ["EXECUTE", "PREPARE", "EXECUTE"]  # SET: the new session's
+    assert [word for word in statements if word != "SET"] == ["PREPARE", "EXECUTE"]  # SET: the new session's

@@ -210,3 +210,21 @@ def test_the_database_pages_as_task_page_does_with_each_filter() -> None:
                 break
             before = next_id
         assert written == TaskOutput(wanted, many=True).data, filters
+
+
+@pytest.mark.django_db
+def test_the_utc_pages_most_asked_for_are_prepared_once_and_the_rest_sent_as_text() -> None:
+    varied_tasks(TENANT)
+    sent: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        sent.append(sql.split(" ", 1)[0])
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        for _ in range(2):
+            selectors.task_page_text(tenant_id=TENANT, before=None, limit=50, labels={"env": "prod"})
+        selectors.task_page_text(tenant_id=TENANT, before=None, limit=50, labels={"env": "prod", "team": ""})
+
+    assert sent[-3:] == ["EXECUTE", "EXECUTE", "SELECT"]
+    assert sent[:-3] in ([], ["PREPARE"])  # prepared by an earlier test on this connection, or now
