@@ -23,11 +23,12 @@ from rest_framework.views import APIView
 
 from api.auth import actor_of, tenant_of
 from api.params import invalid_param
-from api.problems import Problem, flatten_errors
+from api.problems import Problem, flatten_errors, not_found
 from tasks import importing, limits, selectors, services, targets
 from tasks.calendars import services as calendar_services
 from tasks.models import Task
 from tasks.serializers import TaskInput, input_of, model_fields
+from tasks.views import TaskDetailView
 
 JSON_LINES = "application/x-ndjson"
 _PROBLEM = OpenApiResponse(description="application/problem+json")
@@ -114,7 +115,24 @@ def _count(planned: list[importing.PlannedLine], action: str) -> int:
     return sum(item.action == action for item in planned)
 
 
-class TaskExportView(APIView):
+class _BesideTheTaskRoute(APIView):
+    """`/v1/tasks/export` and `/v1/tasks/import` also match `/v1/tasks/{task_id}`, whose id they are not.
+
+    A verb of the task route they do not take answers as the task route answers any malformed
+    id, a 404, where a 405 would tell a client that a task route refused its verb.
+    """
+
+    # DRF's stubs narrow Django's request type here and ignore the override themselves.
+    def http_method_not_allowed(self, request: Request, *args: Any, **kwargs: Any) -> Response:  # type: ignore[override]
+        if request.method in _TASK_ROUTE_METHODS:
+            raise not_found("task")
+        return super().http_method_not_allowed(request, *args, **kwargs)
+
+
+_TASK_ROUTE_METHODS = frozenset(TaskDetailView().allowed_methods) - {"OPTIONS"}
+
+
+class TaskExportView(_BesideTheTaskRoute):
     @extend_schema(
         operation_id="tasks_export",
         summary="Export the tenant's tasks as JSON lines",
@@ -127,7 +145,7 @@ class TaskExportView(APIView):
         return StreamingHttpResponse(_export_lines(tenant_of(request)), content_type=JSON_LINES)
 
 
-class TaskImportView(APIView):
+class TaskImportView(_BesideTheTaskRoute):
     parser_classes = [JsonLinesParser]
 
     @extend_schema(

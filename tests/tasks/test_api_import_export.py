@@ -6,6 +6,7 @@ import json
 
 import pytest
 from django.test import override_settings
+from rest_framework.test import APIClient
 
 from tasks.models import Task, TaskStatus
 
@@ -167,3 +168,16 @@ def test_lines_are_numbered_as_tasks_blank_lines_not_counted(owner):
     response = _import(owner, text)
     assert response.status_code == 400
     assert "lines[2]" in response.json()["errors"]  # the second task, on the file's fourth line
+
+
+@pytest.mark.parametrize("path", [EXPORT, IMPORT])
+def test_a_task_routes_verb_they_do_not_take_is_a_404_as_for_any_malformed_task_id(owner, path):
+    for method in ("get", "patch", "delete"):
+        if (method, path) == ("get", EXPORT):
+            continue
+        response = getattr(owner, method)(path)
+        assert response.status_code == 404, (method, response.content)
+        assert response["Content-Type"] == "application/problem+json"
+        assert response.json() == owner.get(f"{TASKS}/not-an-id").json()
+    assert owner.put(path).status_code == 405  # no verb of the task route
+    assert (owner.post(EXPORT).status_code, APIClient().delete(path).status_code) == (405, 401)
