@@ -1,46 +1,101 @@
-"""One row's INSERT for a model instance, its text built once per model.
+"""One row's INSERT for a model instance, its text and its fields' conversions worked out once per model.
 
 `instance.save(force_insert=True)` compiles the INSERT anew for every row: for a task's 50
 columns that took more CPU than the statement's round trip (docs/benchmarks/api.md). This
 writes the same values (each field's `pre_save`, then `get_db_prep_save`, as Django's
-compiler does) with a text made once. It sends no `pre_save`/`post_save` signal and
-checks no related object, so it is for models with a primary key set before the insert
-(a default such as domain.ids.new_id) that nothing listens to; it refuses a model with a
-listener or a generated field, and a value that is an expression (a database default, F()),
-rather than write something else than `save()` would.
+compiler does) with a text made once. A value of a stock field whose conversion leaves it
+as it is (a str of a CharField, an int of an IntegerField, a bool of a BooleanField) is
+written as it is, and an aware datetime of a DateTimeField goes straight to the backend's
+adaptation: what Django's field methods do to them, without the calls between.
+
+It sends no `pre_save`/`post_save` signal and checks no related object, so it is for models
+with a primary key set before the insert (a default such as domain.ids.new_id) that nothing
+listens to; it refuses a model with a listener or a generated field, and a value that is an
+expression (a database default, F()), rather than write something else than `save()` would.
 """
 
 from __future__ import annotations
 
 import functools
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, models
 from django.db.models import signals
 
+# The methods between a field's value and what the driver gets; a field whose class keeps the
+# stock class's every one converts as that class does.
+_CONVERSIONS = ("pre_save", "get_db_prep_save", "get_db_prep_value", "get_prep_value", "to_python")
+# Stock classes and the exact value types they write unchanged (bool is not an int here).
+_UNCHANGED: tuple[tuple[type[models.Field[Any, Any]], type], ...] = (
+    (models.CharField, str),
+    (models.TextField, str),
+    (models.IntegerField, int),
+    (models.BooleanField, bool),
+)
+_DATETIME = "datetime"
+_AS_DJANGO = "field"
+_UNSET = object()
+
+
+def _stock(field: models.Field[Any, Any], base: type[models.Field[Any, Any]]) -> bool:
+    return isinstance(field, base) and all(getattr(type(field), name) is getattr(base, name) for name in _CONVERSIONS)
+
+
+def _plan(field: models.Field[Any, Any]) -> tuple[str, type | str]:
+    """(attname, the value type written unchanged, or _DATETIME, or _AS_DJANGO: Django's own methods)."""
+    for base, kind in _UNCHANGED:
+        if _stock(field, base):
+            return field.attname, kind
+    if _stock(field, models.DateTimeField) and not (field.auto_now or field.auto_now_add):  # type: ignore[attr-defined]
+        return field.attname, _DATETIME
+    return field.attname, _AS_DJANGO
+
 
 @functools.cache
-def _insert_sql(model: type[models.Model]) -> tuple[str, tuple[models.Field[Any, Any], ...]]:
+def _insert_sql(
+    model: type[models.Model],
+) -> tuple[str, tuple[models.Field[Any, Any], ...], tuple[tuple[str, type | str], ...]]:
     fields = tuple(model._meta.concrete_fields)
     if any(getattr(field, "generated", False) for field in fields):
         raise TypeError(f"{model.__name__}: insert_row does not write generated fields; use save()")
     columns = ", ".join(connection.ops.quote_name(str(field.column)) for field in fields)
     values = ", ".join(["%s"] * len(fields))
-    return f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) VALUES ({values})", fields
+    sql = f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({columns}) VALUES ({values})"
+    return sql, fields, tuple(_plan(field) for field in fields)
+
+
+def row_params(instance: models.Model) -> list[Any]:
+    """The values `save()` would send for `instance`'s columns, in _insert_sql's order."""
+    _, fields, plans = _insert_sql(type(instance))
+    state = instance.__dict__
+    adapt_datetime = connection.ops.adapt_datetimefield_value
+    params: list[Any] = []
+    for field, (attname, kind) in zip(fields, plans, strict=True):
+        if kind is not _AS_DJANGO:
+            value = state.get(attname, _UNSET)
+            if value is None or type(value) is kind:
+                params.append(value)
+                continue
+            if kind is _DATETIME and type(value) is datetime and value.utcoffset() is not None:
+                params.append(adapt_datetime(value))
+                continue
+        value = field.pre_save(instance, True)
+        if hasattr(value, "resolve_expression"):
+            raise TypeError(f"{type(instance).__name__}: a field's value is an expression; use save()")
+        params.append(field.get_db_prep_save(value, connection))
+    return params
 
 
 def insert_row(instance: models.Model) -> None:
     """INSERT `instance` as `instance.save(force_insert=True)` would, on the default connection."""
     model = type(instance)
-    sql, fields = _insert_sql(model)
+    sql, _, _ = _insert_sql(model)
     if instance.pk is None:
         raise ValueError(f"{model.__name__}: insert_row needs the primary key set before the insert")
     if signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model):
         raise TypeError(f"{model.__name__}: something listens to its saves; use save()")
-    values = [field.pre_save(instance, True) for field in fields]
-    if any(hasattr(value, "resolve_expression") for value in values):
-        raise TypeError(f"{model.__name__}: a field's value is an expression; use save()")
-    params = [field.get_db_prep_save(value, connection) for field, value in zip(fields, values, strict=True)]
+    params = row_params(instance)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
     instance._state.adding = False

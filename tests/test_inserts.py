@@ -106,3 +106,52 @@ def test_an_expression_value_is_refused():
     with pytest.raises(TypeError, match="an expression"):
         insert_row(task)
     assert not Task.objects.exists()
+
+
+def _django_params(instance) -> list:
+    return [
+        field.get_db_prep_save(field.pre_save(instance, True), connection)
+        for field in type(instance)._meta.concrete_fields
+    ]
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch):
+    """auto_now and auto_now_add read this clock: both paths then set the same instant."""
+    from django.db.models import fields
+
+    instant = datetime.datetime(2026, 12, 4, 11, 0, 1, tzinfo=datetime.UTC)
+    monkeypatch.setattr(fields.timezone, "now", lambda: instant)
+
+
+def test_the_values_are_what_djangos_field_methods_make_of_each_kind(frozen_clock):
+    madrid = datetime.timezone(datetime.timedelta(hours=1))
+    task = _task(
+        run_at=None,
+        anchor=datetime.datetime(2026, 12, 4, 12, 30, tzinfo=madrid),  # aware, not UTC: made naive UTC
+        starts_at=datetime.datetime(2026, 12, 4, 12, 30, 5, 7, tzinfo=datetime.UTC),
+        max_runs=7,
+        delete_after_completion=True,
+        secret_ref=None,
+    )
+    task.status = type("Status", (str,), {})("active")  # a str subclass (a TextChoices member is one)
+    from database.inserts import row_params
+
+    ours = row_params(task)
+    assert ours == _django_params(task)
+    by_name = dict(zip([f.attname for f in Task._meta.concrete_fields], ours, strict=True))
+    assert by_name["anchor"] == "2026-12-04 11:30:00"
+    assert by_name["starts_at"] == "2026-12-04 12:30:05.000007"
+    assert by_name["delete_after_completion"] is True and by_name["max_runs"] == 7
+    assert by_name["updated_at"] == by_name["created_at"] == "2026-12-04 11:00:01"
+    assert by_name["id"] == task.pk.bytes and by_name["http_headers"] == '{"X-Team": "a", "X-Null": null}'
+
+
+def test_a_naive_datetime_takes_djangos_path_and_its_warning(frozen_clock):
+    task = _task(starts_at=datetime.datetime(2026, 12, 4, 12, 30))
+    from database.inserts import row_params
+
+    with pytest.warns(RuntimeWarning, match="naive datetime"):
+        ours = row_params(task)
+    with pytest.warns(RuntimeWarning, match="naive datetime"):
+        assert ours == _django_params(task)
