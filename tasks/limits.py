@@ -130,6 +130,23 @@ def ensure_room_for_active_task(tenant_id: str) -> None:
     check_room_for_active_task(tenant_id)
 
 
+def admit_active_task(tenant_id: str) -> None:
+    """ensure_room_for_active_task in one statement while the tenant's bound admits the task.
+
+    The UPDATE that raises the bound locks the tenant's row until commit, as lock_tenants does:
+    a concurrent create waits for it and then reads the bound it wrote. When it matches no row
+    (no limits row yet, a bound at the limit or counted too long ago), the row is locked and
+    checked as ensure_room_for_active_task does; under READ COMMITTED the UPDATE that matched
+    nothing keeps no lock.
+    """
+    default = _default(settings.TENANT_MAX_ACTIVE_TASKS)
+    with connection.cursor() as cursor:
+        cursor.execute(_ADMIT_WITHIN_BOUND, [tenant_id, default, BOUND_TRUSTED_SECONDS])
+        if cursor.rowcount == 1:
+            return
+    ensure_room_for_active_task(tenant_id)
+
+
 def check_room_for_active_task(tenant_id: str) -> None:
     """ensure_room_for_active_task for a caller that already holds the tenant's lock (lock_tenants).
 

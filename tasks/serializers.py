@@ -12,6 +12,7 @@ Errors name the field as "schedule.cron", "http.url", "http.headers".
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
@@ -201,7 +202,7 @@ class ScheduleInput(StrictSerializer):
                 check_window_fits(window, shortest_gap(first, spec.next_run))
         except schedule.ScheduleError as exc:
             raise serializers.ValidationError({exc.field: [exc.message]}) from None
-        return spec
+        return dataclasses.replace(spec, known_first=(now, first))
 
 
 class HttpInput(StrictSerializer):

@@ -74,8 +74,14 @@ class ScheduleSpec:
     starts_at: datetime | None = None
     ends_at: datetime | None = None
     max_runs: int | None = None
+    # (since, first): the first run the validation computed from `since`; not part of the schedule.
+    known_first: tuple[datetime, datetime] | None = field(default=None, compare=False, repr=False)
 
     def first_run(self, now: datetime) -> datetime:
+        if self.known_first is not None:
+            since, first = self.known_first
+            if since <= now < first:
+                return first  # the first run after any instant from `since` up to it is that one
         return schedule.first_run(
             cron=self.cron,
             timezone=self.timezone,
@@ -177,13 +183,15 @@ def task_create(
     )
     try:
         with transaction.atomic():
-            limits.lock_tenants([tenant_id])
-            if idempotency_key is not None:
+            if idempotency_key is None:
+                limits.admit_active_task(tenant_id)
+            else:
+                limits.lock_tenants([tenant_id])
                 # A same-key create that won the tenant's lock first is a replay, not a task over the limit.
                 winner = selectors.task_by_idempotency_key(tenant_id=tenant_id, key=idempotency_key)
                 if winner is not None:
                     return _replay(winner, request_sha256), False
-            limits.check_room_for_active_task(tenant_id)  # under the lock taken above
+                limits.check_room_for_active_task(tenant_id)  # under the lock taken above
             insert_row(task)
             _write_label_rows(task, new=True)
             audit.record_change(

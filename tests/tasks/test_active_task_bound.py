@@ -42,6 +42,25 @@ def test_a_create_with_room_under_the_bound_counts_no_task(client):
         assert _bound() == expected
 
 
+def test_a_create_with_room_writes_the_tenants_row_once_and_that_write_holds_its_lock(client, tenant_client, settings):
+    """Within the bound, the UPDATE that raises it is the create's one statement on tenant_limits: its
+    row lock is what a concurrent create waits on (test_api_tenant_limits runs them in parallel)."""
+    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=5)
+    assert client.post(TASKS, BODY, format="json").status_code == 201
+    with CaptureQueriesContext(connection) as queries:
+        assert client.post(TASKS, BODY, format="json").status_code == 201
+    on_limits = [query["sql"] for query in queries.captured_queries if "tenant_limits" in query["sql"]]
+    assert len(on_limits) == 1 and on_limits[0].startswith("UPDATE tenant_limits SET active_tasks_bound")
+    assert _bound() == 2
+    # A tenant without a limits row yet: the UPDATE matches nothing, the row is made, locked and counted.
+    settings.TENANT_MAX_ACTIVE_TASKS = 10
+    with CaptureQueriesContext(connection) as first:
+        assert tenant_client("tenant-b").post(TASKS, BODY, format="json").status_code == 201
+    statements = [query["sql"].split(" ", 2)[:2] for query in first.captured_queries if "tenant_limits" in query["sql"]]
+    assert statements[:2] == [["UPDATE", "tenant_limits"], ["INSERT", "INTO"]] and len(_counts(first)) == 1
+    assert _bound("tenant-b") == 1
+
+
 def test_pauses_and_deletes_leave_the_bound_high_and_the_limit_is_recounted_exactly(client):
     TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=2)
     ids = [client.post(TASKS, BODY, format="json").json()["id"] for _ in range(2)]

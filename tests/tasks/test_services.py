@@ -6,8 +6,9 @@ fixed-hour entry runs once (the first pass) while a wildcard hour fires at
 every real slot.
 """
 
+import dataclasses
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -157,8 +158,9 @@ def test_next_run_at_on_create_follows_the_dst_rules(tenant_client, frozen_clock
 # --- create: the statements under the tenant's lock ------------------------------------
 
 
-def test_task_create_locks_the_tenant_once_and_within_the_bound_admits_with_one_update_and_no_count():
-    """Every statement between the lock and the commit serialises the tenant's creates (bench.api)."""
+def test_task_create_within_the_bound_locks_the_tenant_with_its_one_update_and_counts_nothing():
+    """Every statement between the lock and the commit serialises the tenant's creates (bench.api):
+    within the bound, the UPDATE that raises it is the lock (limits.admit_active_task)."""
     spec = services.ScheduleSpec(cron="*/5 * * * *", timezone="UTC", run_at=None)
     fields = {"name": "n", "http_url": "https://example.com/hook", "http_method": "POST", "http_headers": {}}
     services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")  # the bound set
@@ -166,10 +168,36 @@ def test_task_create_locks_the_tenant_once_and_within_the_bound_admits_with_one_
         task, created = services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")
 
     statements = [query["sql"] for query in queries.captured_queries]
-    locks = [sql for sql in statements if sql.startswith("INSERT INTO tenant_limits")]
-    limit_statements = [sql for sql in statements if "tenant_limits" in sql and sql not in locks]
+    limit_statements = [sql for sql in statements if "tenant_limits" in sql]
     assert created and Task.objects.filter(pk=task.pk).exists()
-    assert len(locks) == 1, statements
     assert len(limit_statements) == 1 and limit_statements[0].startswith("UPDATE tenant_limits"), statements
+    assert statements.index(limit_statements[0]) < statements.index(next(s for s in statements if "INTO `tasks`" in s))
     assert not [sql for sql in statements if "COUNT(" in sql.upper()], statements
     assert not [sql for sql in statements if "task_labels" in sql], statements  # a new task has no label rows
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        services.ScheduleSpec(cron="*/5 * * * *", timezone="Europe/Madrid"),
+        services.ScheduleSpec(cron="30 2 * * *", timezone="Europe/Madrid", starts_at=datetime(2026, 3, 29, tzinfo=UTC)),
+        services.ScheduleSpec(every_seconds=90, anchor=datetime(2026, 3, 28, 23, 59, 30, tzinfo=UTC), timezone="UTC"),
+    ],
+)
+def test_the_first_run_the_validation_computed_is_the_answer_until_it_comes(spec, monkeypatch):
+    """A create's validation computes the first run, and the service asks again a moment later: any
+    instant from the validation's up to that run has that run next, so it is not computed twice."""
+    since = datetime(2026, 3, 28, 23, 58, 1, tzinfo=UTC)
+    first = spec.first_run(since)
+    known = dataclasses.replace(spec, known_first=(since, first))
+    assert known == spec  # not part of the schedule: a PATCH comparing schedules sees no change
+    within = [since, since + timedelta(seconds=30), first - timedelta(microseconds=1)]
+    assert [spec.first_run(now) for now in within] == [first] * 3
+    computed: list[datetime] = []
+    real = services.schedule.first_run
+    monkeypatch.setattr(services.schedule, "first_run", lambda **kw: computed.append(kw["now"]) or real(**kw))
+    assert [known.first_run(now) for now in within] == [first] * 3 and computed == []
+    # Before `since`, or from the run on, it is computed again.
+    before, at = since - timedelta(minutes=10), first
+    assert known.first_run(before) == spec.first_run(before) and known.first_run(at) == spec.first_run(at) > first
+    assert computed == [before, before, at, at]
