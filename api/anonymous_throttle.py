@@ -74,7 +74,9 @@ class AdminLoginThrottleMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.method == "POST" and request.path == reverse("admin:login"):
+        # The admin's login path ends so (its urls are "login/" under the site's prefix): the suffix
+        # spares every other POST the reverse(), which took about a twentieth of a task create's CPU.
+        if request.method == "POST" and request.path.endswith("/login/") and request.path == reverse("admin:login"):
             throttle = AnonymousRateThrottle()
             if throttle.rate is not None and not throttle.allow_request(request, None):  # type: ignore[arg-type]  # no view
                 wait = throttle.wait()

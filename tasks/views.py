@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -132,11 +131,17 @@ _PATCH_EXAMPLE = OpenApiExample(
 )
 
 
-def _task_response(task: Task, status_code: int = status.HTTP_200_OK) -> Response:
+def _task_response(task: Task, status_code: int = status.HTTP_200_OK, *, location: str | None = None) -> Response:
     headers = {"ETag": etag(task.version)}
-    if status_code == status.HTTP_201_CREATED:
-        headers["Location"] = reverse("task", args=[str(task.pk)])
+    if location is not None:
+        headers["Location"] = location
     return Response(task_json(task), status=status_code, headers=headers)
+
+
+def _created_location(request: Request, task: Task) -> str:
+    """The new task's URL: the collection's path (script prefix included) and its id, as reverse("task")
+    writes it without the resolver's walk."""
+    return f"{request.path}/{task.pk}"
 
 
 def _validate(data: Any, *, tenant_id: str, current: Task | None = None) -> dict[str, Any]:
@@ -275,7 +280,9 @@ class TaskListCreateView(APIView):
             raise _active_task_limit(exc) from None
         except calendar_services.CalendarNotFound as exc:
             raise _calendar_gone(exc) from None
-        return _task_response(task, status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        if not created:
+            return _task_response(task)
+        return _task_response(task, status.HTTP_201_CREATED, location=_created_location(request, task))
 
 
 class TaskDetailView(APIView):

@@ -5,6 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.test import override_settings
+from django.urls import reverse
 
 from tasks import targets
 from tasks.models import Task, TaskStatus
@@ -73,10 +74,23 @@ def test_create_answers_201_with_the_task_in_the_documented_shape(owner):
     )
     assert (task["timeout_seconds"], task["max_attempts"], task["backoff_base_seconds"]) == (30, 5, 10)
     assert response["ETag"] == '"1"'
+    assert response["Location"] == reverse("task", args=[task["id"]]) == f"/v1/tasks/{task['id']}"
+    assert owner.get(response["Location"]).json()["id"] == task["id"]
     assert task["next_run_at"].endswith("Z")
     next_run = datetime.fromisoformat(task["next_run_at"])
     assert next_run > datetime.now(UTC)
     assert next_run.astimezone(ZoneInfo("Europe/Madrid")).hour == 9
+
+
+def test_a_created_tasks_location_keeps_the_script_prefix_the_api_is_served_under(owner):
+    """Behind a proxy that mounts the API under a path (SCRIPT_NAME), Location is the task's URL there."""
+    response = owner.post(TASKS, body(), format="json", SCRIPT_NAME="/jobsched")
+    assert response.status_code == 201
+    assert response["Location"] == f"/jobsched/v1/tasks/{response.json()['id']}"
+    # An idempotent replay answers 200 with no Location, as before.
+    first = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="loc-1")
+    again = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="loc-1")
+    assert (first.status_code, again.status_code) == (201, 200) and "Location" not in again
 
 
 def test_create_defaults_the_zone_to_utc_and_the_method_to_post(owner):
