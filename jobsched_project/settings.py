@@ -230,6 +230,8 @@ except Exception as exc:  # environ raises several types for a malformed URL
     raise ImproperlyConfigured(f"DATABASE_URL: cannot parse {DATABASE_URL!r} ({exc})") from exc
 if _db.get("ENGINE") != "django.db.backends.mysql":
     raise ImproperlyConfigured("DATABASE_URL: must be a mysql:// URL (MySQL 8.0+ or MariaDB 10.6+)")
+# Django's MySQL backend with START TRANSACTION for atomic() (database/backend/base.py).
+_db["ENGINE"] = "database.backend"
 _db["OPTIONS"] = {
     "charset": "utf8mb4",
     # The driver's time zone option does not affect NOW(): the session must be UTC,
