@@ -165,14 +165,14 @@ def _manage(checkout: Path, env: dict[str, str], *args: str) -> str:
     return subprocess.run(command, env=env, check=True, cwd=checkout, capture_output=True, text=True).stdout
 
 
-def measure(checkout: Path, database: str, args: argparse.Namespace, out_dir: Path, wrk: str) -> dict[str, object]:
-    """One run of both phases against `checkout`'s code on `database`: wrk's figures and the CPU spent."""
+def server_env(checkout: Path, database: str, *, tenant_throttle_rate: str = "") -> dict[str, str]:
+    """The environment the API runs in for a measurement of `checkout`'s code on `database`."""
     from database.reachability import database_url_for
 
     env = {
         **os.environ,
         "DATABASE_URL": database_url_for(database),
-        "TENANT_THROTTLE_RATE": args.tenant_throttle_rate,
+        "TENANT_THROTTLE_RATE": tenant_throttle_rate,
         "THROTTLE_CACHE_URL": "dbcache://jobsched_throttle",  # the production default (migrate creates it)
         "EGRESS_ALLOWLIST": "127.0.0.1:18080",
         "SECURE_SSL_REDIRECT": "0",
@@ -180,6 +180,12 @@ def measure(checkout: Path, database: str, args: argparse.Namespace, out_dir: Pa
         "PYTHONPATH": str(checkout),
     }
     env.pop("DEBUG", None)
+    return env
+
+
+def measure(checkout: Path, database: str, args: argparse.Namespace, out_dir: Path, wrk: str) -> dict[str, object]:
+    """One run of both phases against `checkout`'s code on `database`: wrk's figures and the CPU spent."""
+    env = server_env(checkout, database, tenant_throttle_rate=args.tenant_throttle_rate)
     _manage(checkout, env, "ensure_database")
     _manage(checkout, env, "migrate", "--verbosity", "0")
     # Each run starts alike: no task, no tenant limits row; with --seed-active, the tenant's active tasks.

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.api import BENCH_TENANT, SEED, TASK_BODY, _manage
+from bench.api import BENCH_TENANT, SEED, TASK_BODY, _manage, server_env
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,19 +66,7 @@ print(json.dumps({{"cpu_ms_per_create": spent * 1000 / {requests}, "non_201": le
 
 def measure(checkout: Path, database: str, requests: int) -> dict[str, Any]:
     """One round on `checkout`: its process's CPU per create."""
-    from database.reachability import database_url_for
-
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url_for(database),
-        "TENANT_THROTTLE_RATE": "",
-        "THROTTLE_CACHE_URL": "dbcache://jobsched_throttle",
-        "EGRESS_ALLOWLIST": "127.0.0.1:18080",
-        "SECURE_SSL_REDIRECT": "0",
-        "LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(checkout),
-    }
-    env.pop("DEBUG", None)
+    env = server_env(checkout, database)
     _manage(checkout, env, "ensure_database")
     _manage(checkout, env, "migrate", "--verbosity", "0")
     _manage(checkout, env, "shell", "-c", SEED.format(tenant=BENCH_TENANT, count=0))
