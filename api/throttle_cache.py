@@ -5,8 +5,8 @@ SimpleRateThrottle: `get` the history, `set` it back), in the table
 THROTTLE_CACHE_URL names, so every process and pod shares one budget. Django's
 DatabaseCache.set costs a COUNT(*) of the table (to cull it), then a transaction
 (begin, SELECT, UPDATE or INSERT, COMMIT): five round trips on the queue's MySQL for
-each request (six on Django's stock backend, which also turns autocommit back on). Here `set` is one INSERT ... ON DUPLICATE
-KEY UPDATE; the count that bounds the table (MAX_ENTRIES) runs on one set in
+each request (six on Django's stock backend, which also turns autocommit back on).
+Here `set` is one INSERT ... ON DUPLICATE KEY UPDATE; the count that bounds the table (MAX_ENTRIES) runs on one set in
 CULL_EVERY (an OPTIONS key, default 100) per process, so the table passes its bound
 by at most that many rows per process between two culls. What DRF reads and
 writes, and when, is unchanged.

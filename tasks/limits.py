@@ -136,10 +136,14 @@ def admit_active_task(tenant_id: str) -> None:
     The UPDATE that raises the bound locks the tenant's row until commit, as lock_tenants does:
     a concurrent create waits for it and then reads the bound it wrote. When it matches no row
     (no limits row yet, a bound at the limit or counted too long ago), the row is locked and
-    checked as ensure_room_for_active_task does; under READ COMMITTED the UPDATE that matched
-    nothing keeps no lock.
+    checked as ensure_room_for_active_task does (the lock the UPDATE may have waited for is that
+    same row's). Without a default limit (TENANT_MAX_ACTIVE_TASKS = 0) only an override limits
+    a tenant, which the check reads under the lock: it goes there at once.
     """
     default = _default(settings.TENANT_MAX_ACTIVE_TASKS)
+    if default is None:
+        ensure_room_for_active_task(tenant_id)
+        return
     with connection.cursor() as cursor:
         cursor.execute(_ADMIT_WITHIN_BOUND, [tenant_id, default, BOUND_TRUSTED_SECONDS])
         if cursor.rowcount == 1:

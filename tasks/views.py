@@ -10,8 +10,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 from django.utils import timezone
+from django.utils.http import RFC3986_SUBDELIMS, escape_leading_slashes
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -139,9 +141,9 @@ def _task_response(task: Task, status_code: int = status.HTTP_200_OK, *, locatio
 
 
 def _created_location(request: Request, task: Task) -> str:
-    """The new task's URL: the collection's path (script prefix included) and its id, as reverse("task")
-    writes it without the resolver's walk."""
-    return f"{request.path}/{task.pk}"
+    """The new task's URL: the collection's path (script prefix included) and its id, quoted as
+    reverse("task") writes it, without the resolver's walk."""
+    return escape_leading_slashes(quote(f"{request.path}/{task.pk}", safe=RFC3986_SUBDELIMS + "/~:@"))
 
 
 def _validate(data: Any, *, tenant_id: str, current: Task | None = None) -> dict[str, Any]:

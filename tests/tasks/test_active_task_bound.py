@@ -61,6 +61,18 @@ def test_a_create_with_room_writes_the_tenants_row_once_and_that_write_holds_its
     assert _bound("tenant-b") == 1
 
 
+def test_without_a_default_limit_a_create_locks_first_and_reads_only_the_override(client, settings):
+    """No default (0): nothing to admit within, so no UPDATE goes first; the override is read under the lock."""
+    settings.TENANT_MAX_ACTIVE_TASKS = 0
+    assert client.post(TASKS, BODY, format="json").status_code == 201
+    with CaptureQueriesContext(connection) as queries:
+        assert client.post(TASKS, BODY, format="json").status_code == 201
+    on_limits = [
+        query["sql"].split(" ", 2)[:2] for query in queries.captured_queries if "tenant_limits" in query["sql"]
+    ]
+    assert on_limits[0] == ["INSERT", "INTO"] and _counts(queries) == [] and _bound() is None
+
+
 def test_pauses_and_deletes_leave_the_bound_high_and_the_limit_is_recounted_exactly(client):
     TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=2)
     ids = [client.post(TASKS, BODY, format="json").json()["id"] for _ in range(2)]

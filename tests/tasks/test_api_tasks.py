@@ -87,6 +87,10 @@ def test_a_created_tasks_location_keeps_the_script_prefix_the_api_is_served_unde
     response = owner.post(TASKS, body(), format="json", SCRIPT_NAME="/jobsched")
     assert response.status_code == 201
     assert response["Location"] == f"/jobsched/v1/tasks/{response.json()['id']}"
+    # A prefix with a space or beyond ASCII is quoted as reverse() quotes it.
+    wsgi_text = "/job sched/é".encode().decode("latin-1")  # WSGI carries the path's UTF-8 bytes as latin-1
+    spaced = owner.post(TASKS, body(), format="json", SCRIPT_NAME=wsgi_text)
+    assert spaced["Location"] == f"/job%20sched/%C3%A9/v1/tasks/{spaced.json()['id']}"
     # An idempotent replay answers 200 with no Location, as before.
     first = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="loc-1")
     again = owner.post(TASKS, body(), format="json", HTTP_IDEMPOTENCY_KEY="loc-1")
