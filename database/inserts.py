@@ -47,7 +47,12 @@ def _plan(field: models.Field[Any, Any]) -> tuple[str, type | str]:
     for base, kind in _UNCHANGED:
         if _stock(field, base):
             return field.attname, kind
-    if _stock(field, models.DateTimeField) and not (field.auto_now or field.auto_now_add):  # type: ignore[attr-defined]
+    # auto_now and auto_now_add take pre_save's clock.
+    if (
+        isinstance(field, models.DateTimeField)
+        and _stock(field, models.DateTimeField)
+        and not (field.auto_now or field.auto_now_add)
+    ):
         return field.attname, _DATETIME
     return field.attname, _AS_DJANGO
 
