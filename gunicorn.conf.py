@@ -55,6 +55,8 @@ keepalive = 5
 # The access log is Django's (api/access_log.py: one line per request with tenant,
 # route, status, ms and request id, in LOG_FORMAT); gunicorn's own would repeat each line.
 accesslog = None
+# ... and without one named, gunicorn's logger builds no line to drop (api/gunicorn_logger.py).
+logger_class = "api.gunicorn_logger.Logger"
 # gunicorn's messages (boot, worker timeouts) through the same handler and format as Django's.
 logconfig_dict = {
     **settings.LOGGING,
