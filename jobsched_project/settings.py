@@ -388,6 +388,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "api.problems.problem_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["api.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.ContentNegotiation",
     "DEFAULT_PARSER_CLASSES": ["api.parsers.BoundedJSONParser"],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.TenantJWTAuthentication"],
