@@ -25,8 +25,17 @@ LIVE_STATUSES = (TaskStatus.ACTIVE, TaskStatus.PAUSED, TaskStatus.COMPLETED)
 
 
 def task_get(*, tenant_id: str, task_id: uuid.UUID) -> Task | None:
-    """The tenant's live task, or None (another tenant's task is None too: the API answers 404)."""
-    return Task.objects.filter(pk=task_id, tenant_id=tenant_id, status__in=LIVE_STATUSES).first()
+    """The tenant's live task, or None (another tenant's task is None too: the API answers 404).
+
+    Written out like a page (`_page_sql`), the columns the model's: the ORM's compile of the
+    model's columns cost more than the read and the rest of a one-task request.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_GET_SQL, [Task._meta.pk.get_db_prep_value(task_id, connection), tenant_id, *LIVE_STATUSES])
+        values = cursor.fetchone()
+    if values is None:
+        return None
+    return Task.from_db(connection.alias, _ATTNAMES, _task_row(values))
 
 
 def task_page(
@@ -129,6 +138,11 @@ def _task_row(values: tuple[Any, ...]) -> Any:
 
 
 _COLUMNS = ", ".join(f"t.`{field.column}`" for field in Task._meta.concrete_fields)
+_ATTNAMES = [field.attname for field in Task._meta.concrete_fields]
+_GET_SQL = (
+    f"SELECT {_COLUMNS} FROM {Task._meta.db_table} AS t "
+    f"WHERE t.id = %s AND t.tenant_id = %s AND t.status IN ({', '.join(['%s'] * len(LIVE_STATUSES))})"
+)
 _JSON_COLUMNS = f"t.id, {TASK_JSON}"
 
 
