@@ -13,7 +13,8 @@ phase, not counted: a worker imports the URLconf and the views on its first
 request), then runs wrk (Debian's `wrk`, installed by scripts/os-packages.sh
 bench): `POST /v1/tasks` (a cron task in a zone, each request creating one) and
 then `GET /v1/tasks?limit=50` (newest first, the first page of the tasks just
-created). wrk runs on the same machine, so it takes part of the cores it
+created), then `GET /v1/tasks/{id}` of one task (no target of its own; with `--base`
+its rate beside the base's under "extras"). wrk runs on the same machine, so it takes part of the cores it
 measures; the workers' and the database server's CPU seconds per phase are
 recorded beside the rates (the latter includes anyone else's statements).
 
@@ -53,6 +54,9 @@ TASK_BODY = {
 }
 PROFILE_RATE = 200  # py-spy samples per second
 PHASES = ("create", "list_limit_50")
+# Measured and compared with the base, with no target of their own: a one-task read (GET /v1/tasks/{id},
+# as a Terraform refresh or an SDK's get sends it) takes the path PATCH, DELETE, pause and resume read by.
+EXTRA_PHASES = ("get_one",)
 TARGET_SPEEDUP = 4.0  # issue #33 goal 1: each phase at least 4x the base's requests per second ...
 TARGET_P99_MS = 60.0  # ... with p99 at or under 60 ms (16 connections, 2 cores)
 BENCH_TENANT = "bench-api"
@@ -194,7 +198,9 @@ def measure(checkout: Path, database: str, args: argparse.Namespace, out_dir: Pa
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     gunicorn = [str(Path(sys.executable).parent / "gunicorn"), "jobsched_project.wsgi", "-b", f"127.0.0.1:{port}"]
-    gunicorn += ["-w", str(args.workers), "--access-logfile", "/dev/null", "--error-logfile", "-"]
+    # Each checkout's own gunicorn.conf.py (read from the working directory) decides its logging, as in
+    # production: an access log named here would make gunicorn write a line per request neither ships.
+    gunicorn += ["-w", str(args.workers), "--error-logfile", "-"]
     out_dir.mkdir(parents=True, exist_ok=True)
     with open(out_dir / "api-gunicorn.log", "wb") as log:
         server = subprocess.Popen(gunicorn, env=env, cwd=checkout, stdout=log, stderr=subprocess.STDOUT)
@@ -221,15 +227,17 @@ def measure(checkout: Path, database: str, args: argparse.Namespace, out_dir: Pa
         with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
             script.write(CREATE_SCRIPT.format(body=json.dumps(TASK_BODY), token=token))
         profile_dir = out_dir if args.profile else None
+        one_task = _create_task(base, token)
         targets = {
             "create": ["-s", script.name, f"{base}/v1/tasks"],
             "list_limit_50": ["-H", f"Authorization: Bearer {token}", f"{base}/v1/tasks?limit=50"],
+            "get_one": ["-H", f"Authorization: Bearer {token}", f"{base}/v1/tasks/{one_task}"],
         }
         try:
             if args.warmup:
                 for target in targets.values():
                     subprocess.run([*common, "-d", f"{args.warmup}s", *target], capture_output=True, check=True)
-            for phase in PHASES:
+            for phase in (*PHASES, *EXTRA_PHASES):
                 command = [*common, "-d", f"{args.seconds}s", *targets[phase]]
                 output, cpu = _phase_cpu(server.pid, partial(_run_phase, command, server.pid, profile_dir, phase))
                 wrk_figures = parse_wrk(output)
@@ -245,6 +253,18 @@ def measure(checkout: Path, database: str, args: argparse.Namespace, out_dir: Pa
         server.terminate()
         server.wait(30)
     return result
+
+
+def _create_task(base: str, token: str) -> str:
+    """The id of a task made through the API for the one-task read."""
+    request = urllib.request.Request(
+        f"{base}/v1/tasks",
+        data=json.dumps({**TASK_BODY, "name": "bench read"}).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return str(json.load(answer)["id"])
 
 
 def _median(values: list[float]) -> float:
@@ -273,6 +293,25 @@ def verdicts(runs: list[dict[str, Any]], base_rates: dict[str, float]) -> dict[s
     return summary
 
 
+def extra_speedups(runs: list[dict[str, Any]], base_runs: list[dict[str, Any]]) -> dict[str, dict[str, object]]:
+    """Each extra phase's median rate and p99 beside the base's (runs without it, an older harness's, left out)."""
+    summary: dict[str, dict[str, object]] = {}
+    for phase in EXTRA_PHASES:
+        ours = [run[phase] for run in runs if phase in run]
+        theirs = [run[phase] for run in base_runs if phase in run]
+        if not ours or not theirs:
+            continue
+        rate, base_rate = (_median([f["requests_per_second"] for f in group]) for group in (ours, theirs))
+        summary[phase] = {
+            "requests_per_second": round(rate, 2),
+            "base_requests_per_second": round(base_rate, 2),
+            "speedup": round(rate / base_rate, 2),
+            "p99_ms": _median([f["p99_ms"] for f in ours]),
+            "base_p99_ms": _median([f["p99_ms"] for f in theirs]),
+        }
+    return summary
+
+
 def _print_verdicts(summary: dict[str, dict[str, Any]]) -> None:
     for phase, row in summary.items():
         print(
@@ -287,7 +326,8 @@ def _print_run(label: str, run: dict[str, Any]) -> None:
     figures = "  ".join(
         f"{phase} {run[phase]['requests_per_second']:.1f} req/s p50 {run[phase]['p50_ms']:.1f} "
         f"p99 {run[phase]['p99_ms']:.1f} ms cpu {run[phase]['worker_cpu_ms_per_request']:.1f} ms/req"
-        for phase in PHASES
+        for phase in (*PHASES, *EXTRA_PHASES)
+        if phase in run
     )
     print(f"{label:>6} {run['commit']}: {figures}  load {run['load_average_before'][0]:.2f}", flush=True)
 
@@ -377,13 +417,20 @@ def main(argv: list[str] | None = None) -> int:
             _print_run(f"this {round_number}", runs[-1])
         base_rates = {phase: _median([run[phase]["requests_per_second"] for run in base_runs]) for phase in PHASES}
         result.update({"base": str(args.base), "base_runs": base_runs, "runs": runs})
+        result["extras"] = extra_speedups(runs, base_runs)
     result["targets"] = verdicts(runs, base_rates)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "api.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     _print_verdicts(result["targets"])
+    for phase, row in result.get("extras", {}).items():
+        print(
+            f"{phase:>14}: {row['requests_per_second']:8.1f} req/s (base {row['base_requests_per_second']:.1f}, "
+            f"x{row['speedup']:.2f}; no target)  p99 {row['p99_ms']:.1f} ms (base {row['base_p99_ms']:.1f})"
+        )
     every_run = runs + result.get("base_runs", [])
-    bad = any(run[phase]["non_2xx"] or run[phase]["socket_errors"] for run in every_run for phase in PHASES)
+    phases = (*PHASES, *EXTRA_PHASES)
+    bad = any(run[p]["non_2xx"] or run[p]["socket_errors"] for run in every_run for p in phases if p in run)
     return 1 if bad else 0
 
 

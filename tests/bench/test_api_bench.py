@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.api import TARGET_P99_MS, TARGET_SPEEDUP, verdicts
+from bench.api import TARGET_P99_MS, TARGET_SPEEDUP, extra_speedups, verdicts
 from bench.api_profile import breakdown, component_of, table
 
 
@@ -27,6 +27,24 @@ def test_verdicts_compare_the_median_run_with_four_times_the_base_and_60_ms():
     assert summary["list_limit_50"]["target_requests_per_second"] == 400.0
     assert summary["list_limit_50"]["rate_met"] is False
     assert summary["list_limit_50"]["p99_met"] is False
+
+
+def test_an_extra_phase_is_compared_with_the_base_without_a_target_and_left_out_where_the_base_lacks_it():
+    runs = [{"get_one": {"requests_per_second": r, "p99_ms": p}} for r, p in ((900.0, 20.0), (1000.0, 30.0))]
+    base_runs = [{"get_one": {"requests_per_second": r, "p99_ms": p}} for r, p in ((400.0, 50.0), (500.0, 70.0))]
+
+    summary = extra_speedups(runs, base_runs)
+
+    assert summary == {
+        "get_one": {
+            "requests_per_second": 950.0,
+            "base_requests_per_second": 450.0,
+            "speedup": 2.11,
+            "p99_ms": 25.0,
+            "base_p99_ms": 60.0,
+        }
+    }
+    assert extra_speedups(runs, [{}]) == {}
 
 
 def test_a_sample_counts_for_its_innermost_component():
