@@ -1,16 +1,17 @@
-"""A task create's CPU in one process, without a server: two checkouts interleaved.
+"""A task create's and a one-task read's CPU in one process, without a server: two checkouts interleaved.
 
     python -m bench.api_cpu --base /path/to/other/checkout [--rounds 6] [--requests 1000]
 
 `bench.api` measures the API as tenants meet it, but on this 2-core machine its rates move
-with the machine's speed from minute to minute. This measures only what a create costs the
+with the machine's speed from minute to minute. This measures only what a request costs the
 process that answers it: each round runs `--requests` creates (the body `bench.api` posts)
 through each checkout's `jobsched_project.wsgi.application` in a process of its own, after 50
-not counted, and records the process's CPU per create (`time.process_time`; the database
-server's work is not in it). Each checkout runs its own code and migrations on its own
-database (`<database>` and `<database>_base`), emptied of tasks and tenant limits first, with
-the settings `bench.api` gives gunicorn. Every answer must be a 201. Prints each round and
-the medians; writes `<out-dir>/api-cpu.json`.
+not counted, then as many reads of the last task made (`GET /v1/tasks/{id}`), and records the
+process's CPU per create and per read (`time.process_time`; the database server's work is not
+in it). Each checkout runs its own code and migrations on its own database (`<database>` and
+`<database>_base`), emptied of tasks and tenant limits first, with the settings `bench.api`
+gives gunicorn. Every create must be a 201 and every read a 200. Prints each round and the
+medians; writes `<out-dir>/api-cpu.json`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Run in the measured checkout's process: its settings, its code, one tenant's token.
 CHILD = """
-import io, json, sys, time
+import io, json, sys, time, urllib.parse
 from jobsched_project.wsgi import application
 from django.core.management import call_command
 
@@ -39,28 +40,38 @@ out = io.StringIO()
 call_command("issue_token", "--tenant", {tenant!r}, stdout=out)
 token = out.getvalue().strip()
 body = {body!r}.encode()
-statuses = []
+answers = []
 
 
-def create():
+def send(method, path, data=b""):
     environ = {{
-        "REQUEST_METHOD": "POST", "PATH_INFO": "/v1/tasks", "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
+        "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
         "SERVER_PORT": "8000", "HTTP_HOST": "127.0.0.1:8000", "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http",
-        "wsgi.input": io.BytesIO(body), "CONTENT_LENGTH": str(len(body)), "CONTENT_TYPE": "application/json",
+        "wsgi.input": io.BytesIO(data), "CONTENT_LENGTH": str(len(data)), "CONTENT_TYPE": "application/json",
         "HTTP_AUTHORIZATION": "Bearer " + token, "SERVER_PROTOCOL": "HTTP/1.1", "wsgi.errors": sys.stderr,
         "wsgi.version": (1, 0), "wsgi.multithread": False, "wsgi.multiprocess": True, "wsgi.run_once": False,
     }}
-    b"".join(application(environ, lambda status, headers, exc_info=None: statuses.append(status)))
+    b"".join(application(environ, lambda status, headers, exc_info=None: answers.append((status, dict(headers)))))
 
 
-for _ in range(50):
-    create()
-started = time.process_time()
-for _ in range({requests}):
-    create()
-spent = time.process_time() - started
-refused = [status for status in statuses if not status.startswith("201")]
-print(json.dumps({{"cpu_ms_per_create": spent * 1000 / {requests}, "non_201": len(refused), "first": refused[:1]}}))
+def cpu_ms(method, path, data=b""):
+    for _ in range(50):
+        send(method, path, data)
+    started = time.process_time()
+    for _ in range({requests}):
+        send(method, path, data)
+    return (time.process_time() - started) * 1000 / {requests}
+
+
+per_create = cpu_ms("POST", "/v1/tasks", body)
+created = [(status, headers) for status, headers in answers]
+read = urllib.parse.urlsplit(created[-1][1]["Location"]).path
+answers.clear()
+per_read = cpu_ms("GET", read)
+refused = [status for status, _ in created if not status.startswith("201")]
+refused += [status for status, _ in answers if not status.startswith("200")]
+print(json.dumps({{"cpu_ms_per_create": per_create, "cpu_ms_per_read": per_read, "refused": len(refused),
+                  "first": refused[:1]}}))
 """
 
 
@@ -75,8 +86,8 @@ def measure(checkout: Path, database: str, requests: int) -> dict[str, Any]:
         [sys.executable, "-c", child], env=env, cwd=checkout, check=True, capture_output=True, text=True
     )
     figures = json.loads(answer.stdout.strip().splitlines()[-1])
-    if figures["non_201"]:
-        raise RuntimeError(f"{checkout}: {figures['non_201']} creates were not 201 (first: {figures['first']})")
+    if figures["refused"]:
+        raise RuntimeError(f"{checkout}: {figures['refused']} answers were not 201/200 (first: {figures['first']})")
     commit = subprocess.run(
         ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     )
@@ -85,6 +96,7 @@ def measure(checkout: Path, database: str, requests: int) -> dict[str, Any]:
         "commit": commit.stdout.strip(),
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpu_ms_per_create": round(figures["cpu_ms_per_create"], 3),
+        "cpu_ms_per_read": round(figures["cpu_ms_per_read"], 3),
     }
 
 
@@ -121,23 +133,23 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(measure(ROOT, args.database, args.requests))
         print(
             f"round {round_number}: base {base_runs[-1]['cpu_ms_per_create']:.3f} ms, "
-            f"this {runs[-1]['cpu_ms_per_create']:.3f} ms a create",
+            f"this {runs[-1]['cpu_ms_per_create']:.3f} ms a create; base {base_runs[-1]['cpu_ms_per_read']:.3f} ms, "
+            f"this {runs[-1]['cpu_ms_per_read']:.3f} ms a read",
             flush=True,
         )
-    base_median = statistics.median(run["cpu_ms_per_create"] for run in base_runs)
-    median = statistics.median(run["cpu_ms_per_create"] for run in runs)
-    result = {
-        "requests_per_round": args.requests,
-        "base_runs": base_runs,
-        "runs": runs,
-        "base_median_cpu_ms_per_create": round(base_median, 3),
-        "median_cpu_ms_per_create": round(median, 3),
-        "change": round(median / base_median - 1, 3),
-    }
+    result: dict[str, Any] = {"requests_per_round": args.requests, "base_runs": base_runs, "runs": runs}
+    for what in ("create", "read"):
+        base_median = statistics.median(run[f"cpu_ms_per_{what}"] for run in base_runs)
+        median = statistics.median(run[f"cpu_ms_per_{what}"] for run in runs)
+        result[f"base_median_cpu_ms_per_{what}"] = round(base_median, 3)
+        result[f"median_cpu_ms_per_{what}"] = round(median, 3)
+        result[f"{what}_change"] = round(median / base_median - 1, 3)
+        print(
+            f"median CPU per {what}: base {base_median:.3f} ms, this {median:.3f} ms ({median / base_median - 1:+.1%})"
+        )
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "api-cpu.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(f"median CPU per create: base {base_median:.3f} ms, this {median:.3f} ms ({result['change']:+.1%})")
     return 0
 
 

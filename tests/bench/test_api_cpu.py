@@ -10,7 +10,7 @@ from bench import api_cpu
 from bench.api_cpu import ROOT
 
 
-def test_a_round_creates_through_each_checkouts_application_and_writes_the_medians(bench_database, tmp_path, capsys):
+def test_a_round_creates_and_reads_through_each_checkouts_application(bench_database, tmp_path, capsys):
     database = bench_database("_cpu")
     bench_database("_cpu_base")  # the base side's own database, dropped after the test too
     assert api_cpu.main(["--base", str(ROOT), "--rounds", "1", "--requests", "5", "--database", database,
@@ -19,7 +19,10 @@ def test_a_round_creates_through_each_checkouts_application_and_writes_the_media
     assert result["requests_per_round"] == 5 and len(result["runs"]) == len(result["base_runs"]) == 1
     assert result["runs"][0]["cpu_ms_per_create"] > 0 and result["base_runs"][0]["cpu_ms_per_create"] > 0
     assert result["median_cpu_ms_per_create"] == result["runs"][0]["cpu_ms_per_create"]
-    assert "median CPU per create" in capsys.readouterr().out
+    assert result["runs"][0]["cpu_ms_per_read"] > 0 and result["base_runs"][0]["cpu_ms_per_read"] > 0
+    assert result["median_cpu_ms_per_read"] == result["runs"][0]["cpu_ms_per_read"]
+    out = capsys.readouterr().out
+    assert "median CPU per create" in out and "median CPU per read" in out
 
 
 @pytest.mark.parametrize(
