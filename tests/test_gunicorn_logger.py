@@ -1,9 +1,11 @@
-"""gunicorn's access line: none built unless an access log is named (the API's own is Django's)."""
+"""gunicorn's access line: built only when it would be written (the API's own is Django's)."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
+import uuid
 from types import SimpleNamespace
 
 import pytest
@@ -21,37 +23,39 @@ class _Untouchable:
         raise AssertionError(f"read {name}")
 
 
-def _logger(cls: type[glogging.Logger], **cfg) -> glogging.Logger:
-    # Built without __init__: its setup() would configure this process's logging.
+def _logger(cls: type[glogging.Logger], *, handler: bool = False, level: int = logging.INFO) -> glogging.Logger:
+    # Built without __init__: its setup() would configure this process's logging. The access
+    # logger is set up as gunicorn leaves it: no propagation, a handler only when a log is named.
     logger = cls.__new__(cls)
-    defaults = {"accesslog": None, "syslog": False, "disable_redirect_access_to_syslog": False}
     logger.cfg = SimpleNamespace(
-        logconfig=None, logconfig_dict={"version": 1}, logconfig_json=None, **{**defaults, **cfg}
+        accesslog=None,
+        logconfig=None,
+        logconfig_dict={"version": 1},
+        logconfig_json=None,
+        syslog=False,
+        disable_redirect_access_to_syslog=False,
     )
+    logger.access_log = logging.getLogger(f"tests.gunicorn.access.{uuid.uuid4().hex}")
+    logger.access_log.propagate = False
+    logger.access_log.setLevel(level)
+    if handler:
+        logger.access_log.addHandler(logging.NullHandler())
     return logger
 
 
-def test_without_an_access_log_no_line_is_built():
+def test_with_nowhere_to_write_no_line_is_built():
     environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/v1/tasks"}
     # gunicorn's own logger builds the line's fields because a logging dictionary is configured...
     with pytest.raises(AssertionError, match="read"):
         _logger(glogging.Logger).access(_Untouchable(), _Untouchable(), environ, 0.001)
     # ... ours does not look at the request at all.
     _logger(Logger).access(_Untouchable(), _Untouchable(), environ, 0.001)
+    _logger(Logger, handler=True, level=logging.WARNING).access(_Untouchable(), _Untouchable(), environ, 0.001)
 
 
-@pytest.mark.parametrize(
-    "cfg",
-    [{"accesslog": "/var/log/access.log"}, {"accesslog": "-"}, {"syslog": True}],
-    ids=["file", "stdout", "syslog"],
-)
-def test_a_named_access_log_or_syslog_still_gets_gunicorns_line(cfg):
+def test_a_logger_with_a_handler_still_gets_gunicorns_line():
     with pytest.raises(AssertionError, match="read"):
-        _logger(Logger, **cfg).access(_Untouchable(), _Untouchable(), {}, 0.001)
-
-
-def test_syslog_without_access_lines_builds_none():
-    _logger(Logger, syslog=True, disable_redirect_access_to_syslog=True).access(_Untouchable(), _Untouchable(), {}, 0.1)
+        _logger(Logger, handler=True).access(_Untouchable(), _Untouchable(), {}, 0.001)
 
 
 def test_gunicorn_conf_names_it():
@@ -64,12 +68,20 @@ def test_gunicorn_conf_names_it():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_with_it_an_operators_access_log_is_written(tmp_path):
+@pytest.mark.parametrize("named", [True, False], ids=["access log named", "none named"])
+def test_under_gunicorn_a_named_access_log_is_written_and_none_otherwise(tmp_path, named):
     access_log = tmp_path / "gunicorn-access.log"
-    env = production_env(THROTTLE_CACHE_URL="locmemcache://", GUNICORN_CMD_ARGS=f"--access-logfile {access_log}")
+    extra = {"GUNICORN_CMD_ARGS": f"--access-logfile {access_log}"} if named else {}
+    env = production_env(THROTTLE_CACHE_URL="locmemcache://", LOG_LEVEL="INFO", **extra)
     log = tmp_path / "gunicorn.log"
     with gunicorn(env, log) as base:
         assert get(f"{base}/v1/tasks", headers={"X-Request-Id": "rid-g"})[0] == 401
     assert "Using worker: sync" in log.read_text()
-    lines = [line for line in access_log.read_text().splitlines() if "/v1/tasks" in line]
-    assert len(lines) == 1 and '"GET /v1/tasks HTTP/1.1" 401' in lines[0], access_log.read_text()
+    gunicorn_lines = [line for line in log.read_text().splitlines() if '"GET /v1/tasks HTTP/1.1" 401' in line]
+    assert gunicorn_lines == []  # the log of record has Django's line only
+    assert "event=access" in log.read_text() or '"event": "access"' in log.read_text()
+    if named:
+        lines = [line for line in access_log.read_text().splitlines() if "/v1/tasks" in line]
+        assert len(lines) == 1 and '"GET /v1/tasks HTTP/1.1" 401' in lines[0], access_log.read_text()
+    else:
+        assert not access_log.exists()
