@@ -19,7 +19,9 @@ class ContentNegotiation(DefaultContentNegotiation):
     ) -> tuple[BaseRenderer, str]:
         candidates = renderers if isinstance(renderers, list) else list(renderers)
         if candidates and format_suffix is None and request.META.get("HTTP_ACCEPT", "*/*") == "*/*":
+            media_type = candidates[0].media_type
             override = self.settings.URL_FORMAT_OVERRIDE
-            if not override or not request.query_params.get(override):
-                return candidates[0], candidates[0].media_type
+            # A media type with parameters (or none) is DRF's to judge.
+            if media_type and ";" not in media_type and (not override or not request.query_params.get(override)):
+                return candidates[0], media_type
         return super().select_renderer(request, candidates, format_suffix)

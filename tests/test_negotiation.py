@@ -37,6 +37,10 @@ RENDERER_LISTS = {
     "browsable first": [renderers.BrowsableAPIRenderer(), JSONRenderer()],
     "json then html": [JSONRenderer(), renderers.TemplateHTMLRenderer()],
     "anything": [type("Any", (renderers.BaseRenderer,), {"media_type": "*/*", "format": "any"})()],
+    "parameters first": [
+        type("V2", (renderers.JSONRenderer,), {"media_type": "application/json; version=2"})(),
+        JSONRenderer(),
+    ],
     "none": [],
 }
 
