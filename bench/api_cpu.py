@@ -1,4 +1,4 @@
-"""A task create's and a one-task read's CPU in one process, without a server: two checkouts interleaved.
+"""A create's, a one-task read's and an edit's CPU in one process, no server: two checkouts interleaved.
 
     python -m bench.api_cpu --base /path/to/other/checkout [--rounds 6] [--requests 1000]
 
@@ -6,12 +6,13 @@
 with the machine's speed from minute to minute. This measures only what a request costs the
 process that answers it: each round runs `--requests` creates (the body `bench.api` posts)
 through each checkout's `jobsched_project.wsgi.application` in a process of its own, after 50
-not counted, then as many reads of the last task made (`GET /v1/tasks/{id}`), and records the
-process's CPU per create and per read (`time.process_time`; the database server's work is not
-in it). Each checkout runs its own code and migrations on its own database (`<database>` and
-`<database>_base`), emptied of tasks and tenant limits first, with the settings `bench.api`
-gives gunicorn. Every create must be a 201 and every read a 200. Prints each round and the
-medians; writes `<out-dir>/api-cpu.json`.
+not counted, then as many reads of the last task made (`GET /v1/tasks/{id}`) and edits of it
+(a PATCH renaming it, under `If-Match`), and records the process's CPU per request of each
+kind (`time.process_time`; the database server's work is not in it). Each checkout runs its
+own code and migrations on its own database (`<database>` and `<database>_base`), emptied of
+tasks and tenant limits first, with the settings `bench.api` gives gunicorn. Every create must
+be a 201, and every read and edit a 200. Prints each round and the medians; writes
+`<out-dir>/api-cpu.json`.
 """
 
 from __future__ import annotations
@@ -43,41 +44,46 @@ body = {body!r}.encode()
 answers = []
 
 
-def send(method, path, data=b""):
+def send(method, path, data=b"", **extra):
     environ = {{
         "REQUEST_METHOD": method, "PATH_INFO": path, "QUERY_STRING": "", "SERVER_NAME": "127.0.0.1",
         "SERVER_PORT": "8000", "HTTP_HOST": "127.0.0.1:8000", "REMOTE_ADDR": "127.0.0.1", "wsgi.url_scheme": "http",
         "wsgi.input": io.BytesIO(data), "CONTENT_LENGTH": str(len(data)), "CONTENT_TYPE": "application/json",
         "HTTP_AUTHORIZATION": "Bearer " + token, "SERVER_PROTOCOL": "HTTP/1.1", "wsgi.errors": sys.stderr,
         "wsgi.version": (1, 0), "wsgi.multithread": False, "wsgi.multiprocess": True, "wsgi.run_once": False,
+        **extra,
     }}
     b"".join(application(environ, lambda status, headers, exc_info=None: answers.append((status, dict(headers)))))
 
 
-def cpu_ms(method, path, data=b""):
-    for _ in range(50):
-        send(method, path, data)
+# CPU ms per request(n) after 50 not counted, and the answers' statuses that are not `expected`.
+def cpu_ms(request, expected):
+    first = len(answers)
+    for n in range(50):
+        request(n)
     started = time.process_time()
-    for _ in range({requests}):
-        send(method, path, data)
-    return (time.process_time() - started) * 1000 / {requests}
+    for n in range({requests}):
+        request(n)
+    spent = (time.process_time() - started) * 1000 / {requests}
+    return spent, [status for status, _ in answers[first:] if not status.startswith(expected)]
 
 
-per_create = cpu_ms("POST", "/v1/tasks", body)
-refused = [status for status, _ in answers if not status.startswith("201")]
-per_read = 0.0
+# An edit renames the task, back and forth, under If-Match of the answer before it.
+NAMES = [b'{{"name": "bench edit a"}}', b'{{"name": "bench edit b"}}']
+figures = {{"cpu_ms_per_create": 0.0, "cpu_ms_per_read": 0.0, "cpu_ms_per_edit": 0.0}}
+figures["cpu_ms_per_create"], refused = cpu_ms(lambda n: send("POST", "/v1/tasks", body), "201")
 if not refused:
-    read = urllib.parse.urlsplit(answers[-1][1]["Location"]).path
-    answers.clear()
-    per_read = cpu_ms("GET", read)
-    refused = [status for status, _ in answers if not status.startswith("200")]
-print(json.dumps({{"cpu_ms_per_create": per_create, "cpu_ms_per_read": per_read, "refused": len(refused),
-                  "first": refused[:1]}}))
+    task = urllib.parse.urlsplit(answers[-1][1]["Location"]).path
+    figures["cpu_ms_per_read"], refused = cpu_ms(lambda n: send("GET", task), "200")
+if not refused:
+    edit = lambda n: send("PATCH", task, NAMES[n % 2], HTTP_IF_MATCH=answers[-1][1]["ETag"])
+    figures["cpu_ms_per_edit"], refused = cpu_ms(edit, "200")
+print(json.dumps({{**figures, "refused": len(refused), "first": refused[:1]}}))
 """
 
 
 def measure(checkout: Path, database: str, requests: int) -> dict[str, Any]:
-    """One round on `checkout`: its process's CPU per create."""
+    """One round on `checkout`: its process's CPU per create, read and edit."""
     env = server_env(checkout, database)
     _manage(checkout, env, "ensure_database")
     _manage(checkout, env, "migrate", "--verbosity", "0")
@@ -98,6 +104,7 @@ def measure(checkout: Path, database: str, requests: int) -> dict[str, Any]:
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpu_ms_per_create": round(figures["cpu_ms_per_create"], 3),
         "cpu_ms_per_read": round(figures["cpu_ms_per_read"], 3),
+        "cpu_ms_per_edit": round(figures["cpu_ms_per_edit"], 3),
     }
 
 
@@ -135,11 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"round {round_number}: base {base_runs[-1]['cpu_ms_per_create']:.3f} ms, "
             f"this {runs[-1]['cpu_ms_per_create']:.3f} ms a create; base {base_runs[-1]['cpu_ms_per_read']:.3f} ms, "
-            f"this {runs[-1]['cpu_ms_per_read']:.3f} ms a read",
+            f"this {runs[-1]['cpu_ms_per_read']:.3f} ms a read; base {base_runs[-1]['cpu_ms_per_edit']:.3f} ms, "
+            f"this {runs[-1]['cpu_ms_per_edit']:.3f} ms an edit",
             flush=True,
         )
     result: dict[str, Any] = {"requests_per_round": args.requests, "base_runs": base_runs, "runs": runs}
-    for what in ("create", "read"):
+    for what in ("create", "read", "edit"):
         base_median = statistics.median(run[f"cpu_ms_per_{what}"] for run in base_runs)
         median = statistics.median(run[f"cpu_ms_per_{what}"] for run in runs)
         result[f"base_median_cpu_ms_per_{what}"] = round(base_median, 3)

@@ -10,7 +10,7 @@ from bench import api_cpu
 from bench.api_cpu import ROOT
 
 
-def test_a_round_creates_and_reads_through_each_checkouts_application(bench_database, tmp_path, capsys):
+def test_a_round_creates_reads_and_edits_through_each_checkouts_application(bench_database, tmp_path, capsys):
     database = bench_database("_cpu")
     bench_database("_cpu_base")  # the base side's own database, dropped after the test too
     assert api_cpu.main(["--base", str(ROOT), "--rounds", "1", "--requests", "5", "--database", database,
@@ -21,8 +21,9 @@ def test_a_round_creates_and_reads_through_each_checkouts_application(bench_data
     assert result["median_cpu_ms_per_create"] == result["runs"][0]["cpu_ms_per_create"]
     assert result["runs"][0]["cpu_ms_per_read"] > 0 and result["base_runs"][0]["cpu_ms_per_read"] > 0
     assert result["median_cpu_ms_per_read"] == result["runs"][0]["cpu_ms_per_read"]
+    assert result["runs"][0]["cpu_ms_per_edit"] > 0 and result["base_runs"][0]["cpu_ms_per_edit"] > 0
     out = capsys.readouterr().out
-    assert "median CPU per create" in out and "median CPU per read" in out
+    assert all(f"median CPU per {what}" in out for what in ("create", "read", "edit"))
 
 
 @pytest.mark.parametrize(
