@@ -21,7 +21,10 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, models
+from django.db.backends.utils import debug_transaction
 from django.db.models import signals
+
+from database.backend.connection import Connection as HoldingConnection
 
 # The methods between a field's value and what the driver gets; a field whose class keeps the
 # stock class's every one converts as that class does.
@@ -92,8 +95,13 @@ def row_params(instance: models.Model) -> list[Any]:
     return params
 
 
-def insert_row(instance: models.Model) -> None:
-    """INSERT `instance` as `instance.save(force_insert=True)` would, on the default connection."""
+def insert_row(instance: models.Model, *, deferred: bool = False) -> None:
+    """INSERT `instance` as `instance.save(force_insert=True)` would, on the default connection.
+
+    `deferred`: inside `atomic()` on the project's backend, the INSERT goes with the transaction's
+    next statement or its COMMIT (database/backend/connection.py), saving its own round trip; its
+    error (a duplicate key) is raised there, and the transaction rolls back. Elsewhere it is sent at once.
+    """
     model = type(instance)
     sql, _, _ = _insert_sql(model)
     if instance.pk is None:
@@ -101,7 +109,15 @@ def insert_row(instance: models.Model) -> None:
     if signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model):
         raise TypeError(f"{model.__name__}: something listens to its saves; use save()")
     params = row_params(instance)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+    driver = connection.connection
+    if deferred and connection.in_atomic_block and isinstance(driver, HoldingConnection):
+        connection.validate_no_broken_transaction()
+        statement = driver.hold(sql, params)
+        if connection.queries_logged:  # as the cursor would log it
+            with debug_transaction(connection, statement.decode(driver.encoding, errors="replace")):
+                pass
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
     instance._state.adding = False
     instance._state.db = connection.alias

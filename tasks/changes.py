@@ -174,8 +174,11 @@ def record_change(
     changes: Iterable[dict[str, Any]] = (),
     version: int | None = None,
     at: datetime | None = None,
+    deferred: bool = False,
 ) -> TaskChange:
     """Record one change of a task; call it inside the transaction that makes the change.
+
+    `deferred`: its INSERT goes with the transaction's next statement (database.inserts.insert_row).
 
     `changes` are entries from `diff` or `field_change` (never raw values: they mask and bound);
     `action` a tasks.models.TaskChangeAction; `actor` "token:<sub>" / "tenant:<id>" (api.auth.actor_of),
@@ -190,7 +193,7 @@ def record_change(
         version=version,
         changes=list(changes),
     )
-    insert_row(change)
+    insert_row(change, deferred=deferred)
     return change
 
 

@@ -140,15 +140,23 @@ def admit_active_task(tenant_id: str) -> None:
     same row's). Without a default limit (TENANT_MAX_ACTIVE_TASKS = 0) only an override limits
     a tenant, which the check reads under the lock: it goes there at once.
     """
+    if not admit_within_bound(tenant_id):
+        ensure_room_for_active_task(tenant_id)
+
+
+def admit_within_bound(tenant_id: str) -> bool:
+    """Admit one more active task of the tenant by raising its bound, in one UPDATE; False: not admitted.
+
+    True locks the tenant's row until commit. False (no limits row, a bound at the limit or
+    counted too long ago, no default limit) locks nothing: ensure_room_for_active_task decides,
+    in a transaction that holds nothing of the task yet (its count would see it).
+    """
     default = _default(settings.TENANT_MAX_ACTIVE_TASKS)
     if default is None:
-        ensure_room_for_active_task(tenant_id)
-        return
+        return False
     with connection.cursor() as cursor:
         cursor.execute(_ADMIT_WITHIN_BOUND, [tenant_id, default, BOUND_TRUSTED_SECONDS])
-        if cursor.rowcount == 1:
-            return
-    ensure_room_for_active_task(tenant_id)
+        return cursor.rowcount == 1
 
 
 def check_room_for_active_task(tenant_id: str) -> None:

@@ -181,30 +181,22 @@ def task_create(
         idempotency_key=idempotency_key,
         request_sha256=request_sha256 if idempotency_key is not None else None,
     )
+    created = audit.created(task)
     try:
-        with transaction.atomic():
-            if idempotency_key is None:
-                limits.admit_active_task(tenant_id)
-            else:
-                limits.lock_tenants([tenant_id])
-                # A same-key create that won the tenant's lock first is a replay, not a task over the limit.
-                winner = selectors.task_by_idempotency_key(tenant_id=tenant_id, key=idempotency_key)
-                if winner is not None:
-                    return _replay(winner, request_sha256), False
-                limits.check_room_for_active_task(tenant_id)  # under the lock taken above
-            insert_row(task)
-            _write_label_rows(task, new=True)
-            audit.record_change(
-                task_id=task.pk,
-                tenant_id=tenant_id,
-                action=action,
-                actor=actor,
-                changes=audit.created(task),
-                version=task.version,
-                at=now,
-            )
-            if task.exclude_calendars:
-                calendar_services.task_calendars_set(tenant_id=tenant_id, task_id=task.pk, names=task.exclude_calendars)
+        if idempotency_key is not None or not _write_within_bound(
+            task, action=action, actor=actor, changes=created, at=now
+        ):
+            with transaction.atomic():
+                if idempotency_key is None:
+                    limits.ensure_room_for_active_task(tenant_id)
+                else:
+                    limits.lock_tenants([tenant_id])
+                    # A same-key create that won the tenant's lock first is a replay, not a task over the limit.
+                    winner = selectors.task_by_idempotency_key(tenant_id=tenant_id, key=idempotency_key)
+                    if winner is not None:
+                        return _replay(winner, request_sha256), False
+                    limits.check_room_for_active_task(tenant_id)  # under the lock taken above
+                _write_new_task(task, action=action, actor=actor, changes=created, at=now)
     except IntegrityError as exc:
         # Two requests raced with the same key past task_replay: UNIQUE (tenant_id,
         # idempotency_key) let one insert win; the loser's 1062 arrives only after the
@@ -216,6 +208,48 @@ def task_create(
         return _replay(winner, request_sha256), False
     logger.info("task created", extra={"event": "task_created", "task_id": str(task.pk), "tenant_id": tenant_id})
     return task, True
+
+
+class _OutsideBound(Exception):
+    """The tenant's bound did not admit the task: what was written for it is rolled back."""
+
+
+def _write_within_bound(task: Task, *, action: str, actor: str, changes: list[dict[str, Any]], at: datetime) -> bool:
+    """Write the task, then admit it by its tenant's bound (limits.admit_within_bound); False: nothing written.
+
+    The rows go first and the bound's UPDATE, which locks the tenant's row until commit, last: held
+    statements go with it in one round trip (database/backend/connection.py), and the tenant's
+    creates wait on each other only for the COMMIT. No other writer waits on a task row no one
+    else can see while it holds the tenant's lock. When the bound does not admit the task (no
+    limits row yet, counted too long ago, at the limit), the caller counts under the lock, with
+    nothing of this task in the transaction to count.
+    """
+    try:
+        with transaction.atomic():
+            _write_new_task(task, action=action, actor=actor, changes=changes, at=at)
+            if not limits.admit_within_bound(task.tenant_id):
+                raise _OutsideBound
+    except _OutsideBound:
+        return False
+    return True
+
+
+def _write_new_task(task: Task, *, action: str, actor: str, changes: list[dict[str, Any]], at: datetime) -> None:
+    """The task's rows: the task, its labels, its change record, its calendars."""
+    insert_row(task, deferred=True)  # with the next statement (labels' or the change record's)
+    _write_label_rows(task, new=True)
+    audit.record_change(
+        task_id=task.pk,
+        tenant_id=task.tenant_id,
+        action=action,
+        actor=actor,
+        changes=changes,
+        version=task.version,
+        at=at,
+        deferred=True,
+    )
+    if task.exclude_calendars:
+        calendar_services.task_calendars_set(tenant_id=task.tenant_id, task_id=task.pk, names=task.exclude_calendars)
 
 
 def _replay(task: Task, request_sha256: str | None) -> Task:

@@ -4,6 +4,10 @@ Workers under test connect through it (`url`); `cut()` drops every proxied
 connection and stops listening (new connections are refused, as with a database
 that is down), `restore()` listens again on the same port. Plain threads and
 sockets: nothing here runs in an event loop.
+
+With `answer_delay`, each chunk of the server's answers waits that long before it is passed on,
+and `round_trips` counts the client's turns: the chunks it sends after an answer reached it.
+Statements written together (pipelined) before any answer is one turn.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 
 from django.conf import settings
 
@@ -18,10 +23,14 @@ from database.reachability import database_url_for
 
 
 class DatabaseProxy:
-    def __init__(self) -> None:
+    def __init__(self, *, answer_delay: float = 0.0) -> None:
         db = settings.DATABASES["default"]
         self.target = (db["HOST"] or "127.0.0.1", int(db["PORT"] or 3306))
         self.port = 0
+        self.answer_delay = answer_delay
+        self.round_trips = 0
+        self._answers = 0
+        self._answers_at_last_turn = -1
         self._listener: socket.socket | None = None
         self._sockets: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -77,12 +86,24 @@ class DatabaseProxy:
             upstream.settimeout(None)
             with self._lock:
                 self._sockets |= {client, upstream}
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), name="db-proxy-pipe", daemon=True).start()
+            for source, sink, answers in ((client, upstream, False), (upstream, client, True)):
+                threading.Thread(
+                    target=self._pipe, args=(source, sink, answers), name="db-proxy-pipe", daemon=True
+                ).start()
 
-    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(self, source: socket.socket, sink: socket.socket, answers: bool) -> None:
         try:
             while chunk := source.recv(65536):
+                if answers:
+                    time.sleep(self.answer_delay)
+                    with self._lock:  # counted before the client can read it and send again
+                        self._answers += 1
+                    sink.sendall(chunk)
+                    continue
+                with self._lock:
+                    if self._answers != self._answers_at_last_turn:
+                        self.round_trips += 1
+                        self._answers_at_last_turn = self._answers
                 sink.sendall(chunk)
         except OSError:
             pass

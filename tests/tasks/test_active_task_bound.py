@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from tasks import limits
-from tasks.models import Task, TaskStatus, TenantLimits
+from tasks.models import Task, TaskChange, TaskStatus, TenantLimits
 from tests.factories import make_task
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fake_dns")]
@@ -104,6 +104,21 @@ def test_a_refused_or_rolled_back_activation_leaves_the_bound_as_it_was(client):
     assert _bound() == 1
     invalid = client.post(TASKS, {**BODY, "schedule": {"cron": "not cron"}}, format="json")
     assert invalid.status_code == 400
+    assert _bound() == 1
+
+
+def test_a_create_the_bound_does_not_admit_keeps_nothing_it_wrote_before_the_bound(client):
+    """Within the bound the task's rows go before the UPDATE (tasks.services._write_within_bound): when
+    it matches nothing, they are rolled back, and the count under the lock does not see them."""
+    TenantLimits.objects.create(tenant_id="tenant-a", max_active_tasks=1)
+    assert client.post(TASKS, BODY, format="json").status_code == 201
+    with CaptureQueriesContext(connection) as queries:
+        refused = client.post(TASKS, BODY, format="json")
+    assert refused.status_code == 409 and refused.json()["active_tasks"] == 1
+    statements = [query["sql"].split(" ", 3)[:3] for query in queries.captured_queries]
+    assert ["INSERT", "INTO", "`tasks`"] in statements and ["ROLLBACK"] in statements, statements
+    assert Task.objects.filter(tenant_id="tenant-a").count() == 1
+    assert TaskChange.objects.filter(tenant_id="tenant-a").count() == 1
     assert _bound() == 1
 
 

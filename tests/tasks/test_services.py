@@ -158,9 +158,10 @@ def test_next_run_at_on_create_follows_the_dst_rules(tenant_client, frozen_clock
 # --- create: the statements under the tenant's lock ------------------------------------
 
 
-def test_task_create_within_the_bound_locks_the_tenant_with_its_one_update_and_counts_nothing():
+def test_task_create_within_the_bound_locks_the_tenant_with_its_one_update_last_and_counts_nothing():
     """Every statement between the lock and the commit serialises the tenant's creates (bench.api):
-    within the bound, the UPDATE that raises it is the lock (limits.admit_active_task)."""
+    within the bound, the UPDATE that raises it is the lock (limits.admit_within_bound), sent after
+    the task's rows, so that only the commit follows it."""
     spec = services.ScheduleSpec(cron="*/5 * * * *", timezone="UTC", run_at=None)
     fields = {"name": "n", "http_url": "https://example.com/hook", "http_method": "POST", "http_headers": {}}
     services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")  # the bound set
@@ -171,7 +172,9 @@ def test_task_create_within_the_bound_locks_the_tenant_with_its_one_update_and_c
     limit_statements = [sql for sql in statements if "tenant_limits" in sql]
     assert created and Task.objects.filter(pk=task.pk).exists()
     assert len(limit_statements) == 1 and limit_statements[0].startswith("UPDATE tenant_limits"), statements
-    assert statements.index(limit_statements[0]) < statements.index(next(s for s in statements if "INTO `tasks`" in s))
+    writes = [sql for sql in statements if not sql.startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "BEGIN", "COMMIT"))]
+    assert writes[-1] is limit_statements[0], statements
+    assert writes[0].startswith("INSERT INTO `tasks`") and writes[1].startswith("INSERT INTO `task_changes`"), writes
     assert not [sql for sql in statements if "COUNT(" in sql.upper()], statements
     assert not [sql for sql in statements if "task_labels" in sql], statements  # a new task has no label rows
 
