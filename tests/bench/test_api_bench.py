@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bench.api import TARGET_P99_MS, TARGET_SPEEDUP, extra_speedups, verdicts
+from bench.api_pair import paired_summary
 from bench.api_profile import breakdown, component_of, table
 
 
@@ -63,3 +66,27 @@ def test_a_sample_counts_for_its_innermost_component():
     rendered = table(samples, cpu_ms_per_request=8.0)
     assert "| logging (access log, app log lines) | 75% | 6.00 |" in rendered
     assert "| **all (gunicorn workers)** | 100% | **8.00** |" in rendered
+
+
+def test_a_paired_comparison_takes_the_median_of_the_rounds_ratios():
+    def run(rate: float, p99: float, non_2xx: int = 0) -> dict:
+        return {
+            "requests_per_second": rate,
+            "p99_ms": p99,
+            "worker_cpu_ms_per_request": 1000 / rate,
+            "database_cpu_ms_per_request": 0.5,
+            "non_2xx": non_2xx,
+        }
+
+    # The machine slows in round 2: both sides do, and that round's ratio still counts as any other.
+    ours = [run(600.0, 30.0), run(300.0, 50.0), run(660.0, 28.0, non_2xx=1)]
+    base = [run(500.0, 40.0), run(250.0, 70.0), run(600.0, 35.0)]
+
+    summary = paired_summary(ours, base)
+
+    assert summary["ratios"] == [1.2, 1.2, 1.1] and summary["median_ratio"] == 1.2
+    assert summary["this"]["requests_per_second"] == 600.0 and summary["base"]["requests_per_second"] == 500.0
+    assert summary["this"]["p99_ms"] == 30.0 and summary["base"]["p99_ms"] == 40.0
+    assert (summary["this"]["non_2xx"], summary["base"]["non_2xx"]) == (1, 0)
+    with pytest.raises(ValueError):
+        paired_summary(ours, base[:2])  # a round without its pair
