@@ -100,7 +100,10 @@ def insert_row(instance: models.Model, *, deferred: bool = False) -> None:
 
     `deferred`: inside `atomic()` on the project's backend, the INSERT goes with the transaction's
     next statement or its COMMIT (database/backend/connection.py), saving its own round trip; its
-    error (a duplicate key) is raised there, and the transaction rolls back. Elsewhere it is sent at once.
+    error (a duplicate key) is raised there, and the transaction rolls back. Elsewhere it is sent at
+    once. Only for a row that waits on no lock: a key made here, no unique value another
+    transaction may be writing, no foreign key. A held INSERT that waited could be a deadlock's
+    victim, which ends the transaction, and the statements sent with it would commit on their own.
     """
     model = type(instance)
     sql, _, _ = _insert_sql(model)

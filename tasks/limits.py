@@ -144,6 +144,11 @@ def admit_active_task(tenant_id: str) -> None:
         ensure_room_for_active_task(tenant_id)
 
 
+def keeps_a_bound() -> bool:
+    """Whether tenants' bounds are kept: there is a default limit (admit_within_bound can admit)."""
+    return _default(settings.TENANT_MAX_ACTIVE_TASKS) is not None
+
+
 def admit_within_bound(tenant_id: str) -> bool:
     """Admit one more active task of the tenant by raising its bound, in one UPDATE; False: not admitted.
 

@@ -182,13 +182,16 @@ def task_create(
         request_sha256=request_sha256 if idempotency_key is not None else None,
     )
     created = audit.created(task)
+    # Rows first, the bound last (_write_within_bound) only where nothing of the task can wait on a
+    # lock: no key (another create could be writing the same one) and no calendar (their rows are
+    # locked after the tenant's by every other writer).
+    rows_first = idempotency_key is None and not task.exclude_calendars and limits.keeps_a_bound()
     try:
-        if idempotency_key is not None or not _write_within_bound(
-            task, action=action, actor=actor, changes=created, at=now
-        ):
+        if not (rows_first and _write_within_bound(task, action=action, actor=actor, changes=created, at=now)):
             with transaction.atomic():
                 if idempotency_key is None:
-                    limits.ensure_room_for_active_task(tenant_id)
+                    # After rows first, the bound's UPDATE has just matched nothing: count under the lock.
+                    (limits.ensure_room_for_active_task if rows_first else limits.admit_active_task)(tenant_id)
                 else:
                     limits.lock_tenants([tenant_id])
                     # A same-key create that won the tenant's lock first is a replay, not a task over the limit.
@@ -217,16 +220,17 @@ class _OutsideBound(Exception):
 def _write_within_bound(task: Task, *, action: str, actor: str, changes: list[dict[str, Any]], at: datetime) -> bool:
     """Write the task, then admit it by its tenant's bound (limits.admit_within_bound); False: nothing written.
 
-    The rows go first and the bound's UPDATE, which locks the tenant's row until commit, last: held
-    statements go with it in one round trip (database/backend/connection.py), and the tenant's
-    creates wait on each other only for the COMMIT. No other writer waits on a task row no one
-    else can see while it holds the tenant's lock. When the bound does not admit the task (no
-    limits row yet, counted too long ago, at the limit), the caller counts under the lock, with
-    nothing of this task in the transaction to count.
+    The rows go first and the bound's UPDATE, which locks the tenant's row until commit, last: the
+    rows' INSERTs are held and go with it in one round trip (database/backend/connection.py), and
+    the tenant's creates wait on each other only for the COMMIT. Held, they must not wait on a lock
+    (see database.inserts.insert_row): a new id, no idempotency key, no calendar. No other writer
+    waits on a task row no one else can see while it holds the tenant's lock. When the bound does
+    not admit the task (no limits row yet, counted too long ago, at the limit), the caller counts
+    under the lock, with nothing of this task in the transaction to count.
     """
     try:
         with transaction.atomic():
-            _write_new_task(task, action=action, actor=actor, changes=changes, at=at)
+            _write_new_task(task, action=action, actor=actor, changes=changes, at=at, held=True)
             if not limits.admit_within_bound(task.tenant_id):
                 raise _OutsideBound
     except _OutsideBound:
@@ -234,9 +238,12 @@ def _write_within_bound(task: Task, *, action: str, actor: str, changes: list[di
     return True
 
 
-def _write_new_task(task: Task, *, action: str, actor: str, changes: list[dict[str, Any]], at: datetime) -> None:
-    """The task's rows: the task, its labels, its change record, its calendars."""
-    insert_row(task, deferred=True)  # with the next statement (labels' or the change record's)
+def _write_new_task(
+    task: Task, *, action: str, actor: str, changes: list[dict[str, Any]], at: datetime, held: bool = False
+) -> None:
+    """The task's rows: the task, its labels, its change record, its calendars; `held`: the INSERTs
+    of the task and its change record go with the next statement."""
+    insert_row(task, deferred=held)
     _write_label_rows(task, new=True)
     audit.record_change(
         task_id=task.pk,
@@ -246,7 +253,7 @@ def _write_new_task(task: Task, *, action: str, actor: str, changes: list[dict[s
         changes=changes,
         version=task.version,
         at=at,
-        deferred=True,
+        deferred=held,
     )
     if task.exclude_calendars:
         calendar_services.task_calendars_set(tenant_id=task.tenant_id, task_id=task.pk, names=task.exclude_calendars)

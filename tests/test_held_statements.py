@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import select
+import threading
+import time
 import uuid
 
 import MySQLdb
@@ -295,3 +297,134 @@ def test_a_lost_connections_socket_number_taken_by_another_file_is_not_mistaken_
         os.close(reader)
         os.close(writer)
         connection.close()
+
+
+# --- what the review found ---------------------------------------------------------------------
+
+
+def test_a_round_trip_left_half_read_closes_the_connection():
+    """An exception other than the driver's between the sends and the last answer: the answers left
+    unread would be taken for the next statement's."""
+    connection.ensure_connection()
+    driver = connection.connection
+
+    class Interrupted(BaseException):
+        pass
+
+    reads = {"n": 0}
+    real_read = driver.read_query_result
+
+    def read_then_interrupt():
+        reads["n"] += 1
+        if reads["n"] == 2:
+            raise Interrupted
+        return real_read()
+
+    driver.read_query_result = read_then_interrupt  # this connection only (it is closed below)
+    with pytest.raises(Interrupted), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT 2")
+    assert not driver.open  # closed, and Django's next statement runs on another connection
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 3")
+        assert cursor.fetchone()[0] == 3
+
+
+def test_autocommit_turned_back_on_sends_what_is_held_first():
+    """SET autocommit=1 commits what is open: a held INSERT of a transaction run by hand goes before it."""
+    task = Task.objects.create(tenant_id="tenant-a", name="t", http_url="https://example.com/", next_run_at=None)
+    change = _change(task.pk)
+    transaction.set_autocommit(False)
+    try:
+        with transaction.atomic(savepoint=False):
+            insert_row(change, deferred=True)
+        assert connection.connection.held
+    finally:
+        transaction.set_autocommit(True)
+    assert not connection.connection.held
+    assert _other_sees("SELECT COUNT(*) FROM task_changes WHERE id = %s", [change.pk.bytes]) == 1
+
+
+def test_a_held_insert_refused_at_commit_for_a_null_is_an_integrity_error_as_from_the_cursor():
+    task = Task.objects.create(tenant_id="tenant-a", name="t", http_url="https://example.com/", next_run_at=None)
+    change = _change(task.pk)
+    change.actor = None  # NOT NULL: 1048, which Django's cursor raises as IntegrityError
+    with pytest.raises(IntegrityError, match=r"1048|cannot be null"), transaction.atomic():
+        insert_row(change, deferred=True)
+    assert not TaskChange.objects.filter(task_id=task.pk).exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "calendars", "held"),
+    [(None, (), 2), ("key-1", (), 0), (None, ("holidays",), 0)],
+    ids=["plain", "with an idempotency key", "with a calendar"],
+)
+def test_a_create_holds_its_inserts_only_where_nothing_of_it_can_wait_on_a_lock(monkeypatch, key, calendars, held):
+    from database.backend.connection import Connection
+    from tasks.calendars import services as calendar_services
+
+    if calendars:
+        calendar_services.calendar_put(
+            tenant_id="tenant-a",
+            name="holidays",
+            spec=calendar_services.CalendarSpec(timezone="UTC", dates=(), ranges=()),
+        )
+    spec = services.ScheduleSpec(cron="*/5 * * * *", timezone="UTC", run_at=None, exclude_calendars=calendars)
+    fields = {**FIELDS, "exclude_calendars": list(calendars)}
+    services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")  # the bound set
+    holds = []
+    real_hold = Connection.hold
+    monkeypatch.setattr(Connection, "hold", lambda self, *a: holds.append(a[0]) or real_hold(self, *a))
+    task, created = services.task_create(
+        tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system", idempotency_key=key,
+        request_sha256="ab" * 32 if key else None,
+    )  # fmt: skip
+    assert created and len(holds) == held
+    assert TaskChange.objects.filter(task_id=task.pk).count() == 1
+
+
+def test_a_create_with_a_calendar_locks_its_tenant_before_the_calendar_as_every_other_writer_does():
+    """Rows first would lock the calendar (task_calendars_set's FOR UPDATE) before the tenant's row, and a
+    keyed create, a recount or an import, which lock them the other way round, would deadlock with it."""
+    from tasks.calendars import services as calendar_services
+
+    calendar_services.calendar_put(
+        tenant_id="tenant-a", name="holidays", spec=calendar_services.CalendarSpec(timezone="UTC", dates=(), ranges=())
+    )
+    spec = services.ScheduleSpec(cron="*/5 * * * *", timezone="UTC", run_at=None, exclude_calendars=("holidays",))
+    fields = {**FIELDS, "exclude_calendars": ["holidays"]}
+    services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")  # the bound set
+    other = _other()
+    outcome: dict[str, str] = {}
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SET SESSION innodb_lock_wait_timeout = 10")
+            cursor.execute("START TRANSACTION")
+            cursor.execute(  # what lock_tenants sends
+                "INSERT INTO tenant_limits (tenant_id, note, updated_at) VALUES ('tenant-a', '', NOW(6))"
+                " ON DUPLICATE KEY UPDATE note = note"
+            )
+
+            def create() -> None:
+                try:
+                    services.task_create(tenant_id="tenant-a", fields=fields, schedule_spec=spec, actor="system")
+                    outcome["create"] = "created"
+                except Exception as exc:
+                    outcome["create"] = repr(exc)
+                finally:
+                    connection.close()
+
+            creator = threading.Thread(target=create)
+            creator.start()
+            time.sleep(1.0)  # the create waits on the tenant's row (or, rows first, holds the calendar)
+            try:
+                cursor.execute(
+                    "SELECT name FROM calendars WHERE tenant_id = 'tenant-a' AND name = 'holidays' FOR UPDATE"
+                )
+                outcome["other"] = "locked"
+            except MySQLdb.Error as exc:
+                outcome["other"] = repr(exc)
+            other.commit()
+            creator.join(30)
+    finally:
+        other.close()
+    assert outcome == {"create": "created", "other": "locked"}, outcome
