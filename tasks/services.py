@@ -189,9 +189,11 @@ def task_create(
     try:
         if not (rows_first and _write_within_bound(task, action=action, actor=actor, changes=created, at=now)):
             with transaction.atomic():
-                if idempotency_key is None:
-                    # After rows first, the bound's UPDATE has just matched nothing: count under the lock.
-                    (limits.ensure_room_for_active_task if rows_first else limits.admit_active_task)(tenant_id)
+                if idempotency_key is None and rows_first:
+                    # The bound's UPDATE has just matched nothing: count under the lock.
+                    limits.ensure_room_for_active_task(tenant_id)
+                elif idempotency_key is None:
+                    limits.admit_active_task(tenant_id)
                 else:
                     limits.lock_tenants([tenant_id])
                     # A same-key create that won the tenant's lock first is a replay, not a task over the limit.
