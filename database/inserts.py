@@ -5,8 +5,9 @@ columns that took more CPU than the statement's round trip (docs/benchmarks/api.
 writes the same values (each field's `pre_save`, then `get_db_prep_save`, as Django's
 compiler does) with a text made once. A value of a stock field whose conversion leaves it
 as it is (a str of a CharField, an int of an IntegerField, a bool of a BooleanField) is
-written as it is, and an aware datetime of a DateTimeField goes straight to the backend's
-adaptation: what Django's field methods do to them, without the calls between.
+written as it is, and an aware datetime of a DateTimeField and a dict or list of a JSONField go
+straight to the backend's adaptation: what Django's field methods do to them, without the calls
+between.
 
 It sends no `pre_save`/`post_save` signal and checks no related object, so it is for models
 with a primary key set before the insert (a default such as domain.ids.new_id) that nothing
@@ -20,7 +21,8 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import debug_transaction
 from django.db.models import signals
 
@@ -37,6 +39,7 @@ _UNCHANGED: tuple[tuple[type[models.Field[Any, Any]], type], ...] = (
     (models.BooleanField, bool),
 )
 _DATETIME = "datetime"
+_JSON = "json"
 _AS_DJANGO = "field"
 _UNSET = object()
 
@@ -57,6 +60,8 @@ def _plan(field: models.Field[Any, Any]) -> tuple[str, type | str]:
         and not (field.auto_now or field.auto_now_add)
     ):
         return field.attname, _DATETIME
+    if _stock(field, models.JSONField):
+        return field.attname, _JSON
     return field.attname, _AS_DJANGO
 
 
@@ -73,11 +78,12 @@ def _insert_sql(
     return sql, fields, tuple(_plan(field) for field in fields)
 
 
-def row_params(instance: models.Model) -> list[Any]:
-    """The values `save()` would send for `instance`'s columns, in _insert_sql's order."""
+def row_params(instance: models.Model, db: BaseDatabaseWrapper = connection) -> list[Any]:  # type: ignore[assignment]
+    """The values `save()` would send for `instance`'s columns, in _insert_sql's order, for `db`."""
     _, fields, plans = _insert_sql(type(instance))
     state = instance.__dict__
-    adapt_datetime = connection.ops.adapt_datetimefield_value
+    ops = db.ops
+    adapt_datetime, adapt_json = ops.adapt_datetimefield_value, ops.adapt_json_value
     params: list[Any] = []
     for field, (attname, kind) in zip(fields, plans, strict=True):
         if kind is not _AS_DJANGO:
@@ -88,10 +94,13 @@ def row_params(instance: models.Model) -> list[Any]:
             if kind is _DATETIME and type(value) is datetime and value.utcoffset() is not None:
                 params.append(adapt_datetime(value))
                 continue
+            if kind is _JSON and type(value) in (dict, list):
+                params.append(adapt_json(value, field.encoder))  # type: ignore[attr-defined]
+                continue
         value = field.pre_save(instance, True)
         if hasattr(value, "resolve_expression"):
             raise TypeError(f"{type(instance).__name__}: a field's value is an expression; use save()")
-        params.append(field.get_db_prep_save(value, connection))
+        params.append(field.get_db_prep_save(value, db))
     return params
 
 
@@ -111,16 +120,17 @@ def insert_row(instance: models.Model, *, deferred: bool = False) -> None:
         raise ValueError(f"{model.__name__}: insert_row needs the primary key set before the insert")
     if signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model):
         raise TypeError(f"{model.__name__}: something listens to its saves; use save()")
-    params = row_params(instance)
-    driver = connection.connection
-    if deferred and connection.in_atomic_block and isinstance(driver, HoldingConnection):
-        connection.validate_no_broken_transaction()
+    db = connections[DEFAULT_DB_ALIAS]  # the proxy `connection` looks it up on every attribute read
+    params = row_params(instance, db)
+    driver = db.connection
+    if deferred and db.in_atomic_block and isinstance(driver, HoldingConnection):
+        db.validate_no_broken_transaction()
         statement = driver.hold(sql, params)
-        if connection.queries_logged:  # as the cursor would log it
-            with debug_transaction(connection, statement.decode(driver.encoding, errors="replace")):
+        if db.queries_logged:  # as the cursor would log it
+            with debug_transaction(db, statement.decode(driver.encoding, errors="replace")):
                 pass
     else:
-        with connection.cursor() as cursor:
+        with db.cursor() as cursor:
             cursor.execute(sql, params)
     instance._state.adding = False
-    instance._state.db = connection.alias
+    instance._state.db = db.alias

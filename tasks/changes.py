@@ -18,6 +18,7 @@ changed field's old and new value as the API names it (`http.url`,
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Iterable, Mapping
@@ -29,7 +30,7 @@ from django.utils import timezone
 
 from database.inserts import insert_row
 from domain.masking import MASK, is_secret_name, mask_url, mask_value
-from tasks.models import Task, TaskChange
+from tasks.models import HttpMethod, MissedRuns, Overlap, Task, TaskChange, TaskStatus
 
 MAX_VALUE_CHARS = 1024
 MAX_ACTOR_LENGTH = TaskChange._meta.get_field("actor").max_length or 200
@@ -52,6 +53,9 @@ _API_NAMES = {
     "missed_runs": "missed_runs",
     "auto_pause_after": "auto_pause_after",
 }
+# The model's fixed words (a status, a method, a policy): masking leaves each as it is
+# (tests/tasks/test_changes.py checks), so they skip it.
+_CHOICES = frozenset(value for choices in (TaskStatus, HttpMethod, MissedRuns, Overlap) for value in choices.values)
 # Dictionaries recorded key by key: one entry per header or label that changed.
 _KEYED = {"http_headers": "http.headers", "labels": "labels"}
 # Written by the loops, never by a change a tenant or staff makes (or the ETag itself).
@@ -77,13 +81,19 @@ def staff_actor(username: str) -> str:
     return f"staff:{username}"
 
 
-def snapshot(task: Task) -> dict[str, Any]:
-    """The task's tracked fields by model name, the schedule as one value (as the API shows it)."""
-    values = {
-        field.attname: getattr(task, field.attname)
+@functools.cache
+def _tracked() -> tuple[str, ...]:
+    return tuple(
+        field.attname
         for field in Task._meta.concrete_fields
         if field.attname not in _UNTRACKED and not field.attname.startswith("last_run_")
-    }
+    )
+
+
+def snapshot(task: Task) -> dict[str, Any]:
+    """The task's tracked fields by model name, the schedule as one value (as the API shows it)."""
+    state = task.__dict__  # every concrete field's value is there (none is deferred on a task we record)
+    values = {name: state[name] if name in state else getattr(task, name) for name in _tracked()}
     if task.run_at is not None:
         values["schedule"] = {"run_at": _json_value(task.run_at)}
     else:
@@ -92,8 +102,23 @@ def snapshot(task: Task) -> dict[str, Any]:
 
 
 def created(task: Task) -> list[dict[str, Any]]:
-    """A create's entries: every field the new task sets (unset and empty ones left out), old values null."""
-    return diff({}, {name: value for name, value in snapshot(task).items() if value not in (None, "", {}, [])})
+    """A create's entries: every field the new task sets (unset and empty ones left out), old values null.
+
+    What `diff({}, set fields)` returns, without comparing each value with a missing old one.
+    """
+    entries: list[dict[str, Any]] = []
+    for name, value in snapshot(task).items():
+        if value is None or value == "" or value == {} or value == []:
+            continue
+        if name in _KEYED:
+            entries += (
+                _entry(f"{_KEYED[name]}.{key}", None, item, secret=_secret_key(name, key))
+                for key, item in value.items()
+                if item is not None
+            )
+        else:
+            entries.append(_entry(_API_NAMES.get(name, name), None, value, url=name == "http_url"))
+    return entries
 
 
 def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -142,6 +167,8 @@ def _shown(value: Any, *, secret: bool, url: bool) -> tuple[Any, bool, bool]:
     if secret:
         return MASK, True, False
     shown: Any
+    if isinstance(value, str) and value in _CHOICES:
+        return value, False, False  # a status, a method, a policy: one of the model's fixed words
     if isinstance(value, str):
         shown = mask_url(value) if url else mask_value(value)
         masked = shown != value

@@ -93,15 +93,19 @@ def _iso_in_current_zone() -> Iso:
     DRF looks the zone up for every value; anything but an aware datetime takes DRF's own path.
     """
     zone = timezone.get_current_timezone()
-    drf = serializers.DateTimeField().to_representation
 
     def iso(value: Any) -> Any:
         if not isinstance(value, datetime.datetime) or value.utcoffset() is None:
-            return drf(value)
+            return _drf_iso(value)
         try:
             text = value.astimezone(zone).isoformat()
         except OverflowError:
-            return drf(value)  # DRF's "overflow" error
+            return _drf_iso(value)  # DRF's "overflow" error
         return text[:-6] + "Z" if text.endswith("+00:00") else text
 
     return iso
+
+
+def _drf_iso(value: Any) -> Any:
+    # Built only for a value DRF's own path renders (a field per answer cost as much as the rest of it).
+    return serializers.DateTimeField().to_representation(value)

@@ -74,12 +74,11 @@ def _validate_line(data: Any, *, tenant_id: str, current: Task | None) -> tuple[
     context: dict[str, Any] = {"tenant_id": tenant_id}
     if current is not None:
         context["current"] = current
-    serializer = TaskInput(data=data, context=context)
     try:
-        serializer.is_valid(raise_exception=True)
+        validated = TaskInput.validated(data, context=context)
     except ValidationError as exc:
         raise importing.LineInvalid(flatten_errors(exc.detail)) from None
-    return model_fields(serializer.validated_data)
+    return model_fields(validated)
 
 
 def _dry_run(request: Request) -> bool:

@@ -150,9 +150,7 @@ def _validate(data: Any, *, tenant_id: str, current: Task | None = None) -> dict
     context: dict[str, Any] = {"tenant_id": tenant_id}
     if current is not None:
         context["current"] = current
-    serializer = TaskInput(data=data, context=context)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
+    return TaskInput.validated(data, context=context)
 
 
 def _required_versions(request: Request) -> list[int]:

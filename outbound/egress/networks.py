@@ -9,6 +9,7 @@ embed. Anything that cannot be parsed is refused (fail closed).
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 __all__ = [
@@ -97,7 +98,17 @@ def parse_address(ip: object) -> IPAddress | None:
     if isinstance(ip, ipaddress.IPv6Address):
         # A scoped address names an interface, not a destination.
         return None if ip.scope_id is not None else ip
-    if not isinstance(ip, str) or not ip or len(ip) > _MAX_ADDRESS_TEXT:
+    if type(ip) is str:
+        return _parse_text(ip)
+    return _parse_text.__wrapped__(ip) if isinstance(ip, str) else None
+
+
+# A create's URL check and a call's dial-time vetting read the same few addresses again and again
+# (each check reads its host up to seven times); an address object is immutable, so one parse
+# serves them all. Exact `str` only (above): a subclass could compare equal to another text.
+@functools.lru_cache(maxsize=4096)
+def _parse_text(ip: str) -> IPAddress | None:
+    if not ip or len(ip) > _MAX_ADDRESS_TEXT:
         return None
     if "%" in ip or not ip.isascii() or not all(c in "0123456789abcdefABCDEF.:" for c in ip):
         return None

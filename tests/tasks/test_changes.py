@@ -171,3 +171,31 @@ def test_only_tasks_changes_runs_statements_on_task_changes():
         if "migrations" not in path.parts and WRITES_OR_SQL.search(path.read_text())
     )
     assert holders == sorted({"tasks/changes.py", *READERS})
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {},
+        {"http_headers": {"X-Team": "a", "Authorization": "Bearer abc", "X-Empty": ""}, "labels": {"env": "prod"}},
+        {"http_url": "https://user:pw@example.com/h?token=abc", "http_body": "password=hunter2", "secret_ref": "k"},
+        {"name": "x" * 2000, "run_at": dt.datetime(2030, 1, 1, tzinfo=dt.UTC), "status": TaskStatus.PAUSED},
+        {"http_method": "GET", "overlap": "skip", "missed_runs": "latest", "auto_pause_after": 0},
+    ],
+)
+def test_a_creates_entries_are_the_diff_from_nothing_of_what_it_sets(fields):
+    task = Task(
+        **{"tenant_id": "t", "name": "n", "http_url": "https://example.com/h", "cron_expression": "* * * * *", **fields}
+    )
+    expected = changes.diff(
+        {}, {name: value for name, value in changes.snapshot(task).items() if value not in (None, "", {}, [])}
+    )
+    assert changes.created(task) == expected
+
+
+def test_the_words_that_skip_masking_are_left_as_they_are_by_it():
+    from domain.masking import mask_url, mask_value
+
+    assert {"active", "POST", "all", "skip"} <= changes._CHOICES
+    for word in changes._CHOICES:
+        assert mask_value(word) == word and mask_url(word) == word

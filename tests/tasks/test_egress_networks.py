@@ -220,3 +220,20 @@ def test_translated_forms_of_a_blocked_ipv4_are_never_public(v4: ipaddress.IPv4A
     for form in global_unicast_forms:
         # Once the prefix itself is let through, only the embedded IPv4 decides.
         assert _is_public(form, WITHOUT_TRANSLATION_PREFIXES) is not blocked
+
+
+def test_an_address_text_is_parsed_once_and_a_str_subclass_on_its_own():
+    from outbound.egress.networks import parse_address
+
+    assert parse_address("10.0.0.1") is parse_address("10.0.0.1")
+    assert parse_address("::ffff:10.0.0.1") == ipaddress.ip_address("::ffff:10.0.0.1")
+
+    class Text(str):
+        def __eq__(self, other: object) -> bool:  # equal to anything: never a cache key
+            return True
+
+        __hash__ = str.__hash__
+
+    assert parse_address(Text("10.0.0.2")) == ipaddress.ip_address("10.0.0.2")
+    assert parse_address(Text("not an address")) is None
+    assert parse_address("10.0.0.2 ") is None and parse_address("") is None and parse_address(None) is None
