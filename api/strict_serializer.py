@@ -12,8 +12,14 @@ from api.field_copies import copy_declared_fields
 
 # Each thread's idle instance of each input serializer class (StrictSerializer.validated).
 _idle = threading.local()
-# What one validation leaves on the instance; cleared before and after the next.
+# What one validation leaves on the instance; cleared before each call and after it.
 _PER_CALL = ("initial_data", "_validated_data", "_errors", "_data")
+
+
+def _clear(serializer: serializers.Serializer) -> None:
+    for name in _PER_CALL:
+        serializer.__dict__.pop(name, None)
+    serializer._context = {}
 
 
 class StrictSerializer(serializers.Serializer):
@@ -35,14 +41,13 @@ class StrictSerializer(serializers.Serializer):
         idle: dict[type[StrictSerializer], StrictSerializer] = _idle.__dict__.setdefault("serializers", {})
         serializer = idle.pop(cls, None) or cls()
         try:
+            _clear(serializer)  # e.g. `_data`, which reading a raised error's serializer leaves
             serializer.initial_data = data
             serializer._context = context
             serializer.is_valid(raise_exception=True)
             return serializer.validated_data
         finally:
-            for name in _PER_CALL:
-                serializer.__dict__.pop(name, None)
-            serializer._context = {}
+            _clear(serializer)
             idle[cls] = serializer
 
     def get_fields(self) -> dict[str, Field]:

@@ -168,7 +168,7 @@ def _shown(value: Any, *, secret: bool, url: bool) -> tuple[Any, bool, bool]:
         return MASK, True, False
     shown: Any
     if isinstance(value, str) and value in _CHOICES:
-        return value, False, False  # a status, a method, a policy: one of the model's fixed words
+        return str(value), False, False  # a status, a method, a policy: one of the model's fixed words
     if isinstance(value, str):
         shown = mask_url(value) if url else mask_value(value)
         masked = shown != value

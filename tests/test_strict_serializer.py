@@ -158,3 +158,19 @@ def test_threads_validate_at_once_each_with_its_own_instance() -> None:
         thread.join(15)
     assert seen["a"][1] == "tenant-a" and seen["b"][1] == "tenant-b"
     assert seen["a"][0] != seen["b"][0]
+
+
+def test_what_reading_a_raised_errors_serializer_leaves_is_cleared_before_the_next_call(monkeypatch) -> None:
+    with pytest.raises(serializers.ValidationError) as refused:
+        TaskInput.validated(_with(name=""), context={"tenant_id": "t-reuse"})
+    refused.value.detail.serializer.data  # noqa: B018 - leaves `_data` on the kept instance
+    seen: list[set[str]] = []
+    original = TaskInput.to_internal_value
+
+    def spy(self: Any, data: Any) -> Any:
+        seen.append({"_data", "_errors", "_validated_data"} & set(vars(self)))
+        return original(self, data)
+
+    monkeypatch.setattr(TaskInput, "to_internal_value", spy)
+    TaskInput.validated(VALID, context={"tenant_id": "t-reuse"})
+    assert seen == [set()]

@@ -199,3 +199,10 @@ def test_the_words_that_skip_masking_are_left_as_they_are_by_it():
     assert {"active", "POST", "all", "skip"} <= changes._CHOICES
     for word in changes._CHOICES:
         assert mask_value(word) == word and mask_url(word) == word
+
+
+def test_a_creates_fixed_words_are_recorded_as_plain_text():
+    task = Task(tenant_id="t", name="n", http_url="https://example.com/h", cron_expression="* * * * *")
+    task.status = TaskStatus.ACTIVE
+    entries = {entry["field"]: entry["new"] for entry in changes.created(task)}
+    assert type(entries["status"]) is str and entries["status"] == "active"
