@@ -78,8 +78,11 @@ def _insert_sql(
     return sql, fields, tuple(_plan(field) for field in fields)
 
 
-def row_params(instance: models.Model, db: BaseDatabaseWrapper = connection) -> list[Any]:  # type: ignore[assignment]
-    """The values `save()` would send for `instance`'s columns, in _insert_sql's order, for `db`."""
+def row_params(instance: models.Model, db: BaseDatabaseWrapper | None = None) -> list[Any]:
+    """The values `save()` would send for `instance`'s columns, in _insert_sql's order, for `db`
+    (the default connection when None)."""
+    if db is None:
+        db = connections[DEFAULT_DB_ALIAS]
     _, fields, plans = _insert_sql(type(instance))
     state = instance.__dict__
     ops = db.ops
@@ -94,8 +97,8 @@ def row_params(instance: models.Model, db: BaseDatabaseWrapper = connection) -> 
             if kind is _DATETIME and type(value) is datetime and value.utcoffset() is not None:
                 params.append(adapt_datetime(value))
                 continue
-            if kind is _JSON and type(value) in (dict, list):
-                params.append(adapt_json(value, field.encoder))  # type: ignore[attr-defined]
+            if kind is _JSON and type(value) in (dict, list) and isinstance(field, models.JSONField):
+                params.append(adapt_json(value, field.encoder))
                 continue
         value = field.pre_save(instance, True)
         if hasattr(value, "resolve_expression"):

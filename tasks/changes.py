@@ -167,9 +167,9 @@ def _shown(value: Any, *, secret: bool, url: bool) -> tuple[Any, bool, bool]:
     if secret:
         return MASK, True, False
     shown: Any
-    if isinstance(value, str) and value in _CHOICES:
-        return str(value), False, False  # a status, a method, a policy: one of the model's fixed words
     if isinstance(value, str):
+        if value in _CHOICES:
+            return str(value), False, False  # a status, a method, a policy: one of the model's fixed words
         shown = mask_url(value) if url else mask_value(value)
         masked = shown != value
     elif isinstance(value, dict | list):
