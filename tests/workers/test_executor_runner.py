@@ -115,6 +115,26 @@ def test_a_claim_that_took_fewer_jobs_than_free_slots_claims_again_at_once_and_o
     assert calls[3][0] - calls[0][0] < 10  # back to back, not 30 s apart
 
 
+def test_while_the_claims_come_back_full_the_results_wait_for_them_and_are_written_once_they_catch_up(receiver):
+    # In a burst the result writes took the database's time from the claims, and the executors
+    # stood idle waiting for a claim while due jobs waited (issue #33's stalls). Here 20 jobs are
+    # claimed 5 at a time (each claim full) as calls of 0.2 s end: every result is written after
+    # the last job was claimed, none while the claims were behind, and well within the hold.
+    ids = bulk_jobs(20, url=receiver.url("/slow/0.2"), next_attempt_at=db_now() - timedelta(seconds=1))
+    running = Running(receiver, concurrency=5, prefetch=0)
+    try:
+        wait_until(lambda: Job.objects.filter(id__in=ids, status=JobStatus.SUCCEEDED).count() == 20, timeout=20)
+    finally:
+        running.stop()
+    rows = list(Job.objects.filter(id__in=ids).values_list("started_at", "finished_at"))
+    last_claim = max(started for started, _ in rows)
+    first_call_ended = min(started for started, _ in rows) + timedelta(seconds=0.2)
+    assert last_claim - first_call_ended >= timedelta(seconds=0.4)  # the claims were behind that long
+    assert min(finished for _, finished in rows) >= last_claim
+    assert running.executor.claimer is not None and not running.executor.claimer.behind
+    assert running.totals.succeeded == 20 and running.totals.dropped == 0
+
+
 def test_a_job_fires_on_its_second_not_at_the_claim(receiver):
     due = (db_now() + timedelta(seconds=1.5)).replace(microsecond=0) + timedelta(seconds=1)
     (job_id,) = bulk_jobs(1, url=receiver.url("/on-time"), next_attempt_at=due, scheduled_at=due)

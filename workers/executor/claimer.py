@@ -4,7 +4,9 @@ Claims take up to the free slots (call slots + prefetch - jobs held, within a me
 up to one poll interval ahead; a claim that took jobs is followed by another as soon as
 enough slots are free, an empty one by the idle sleep. It counts what is held until each
 job is answered or given back; a give-back pauses the prefetch for a while. After each
-claim commits, the batch's secrets and signing keys are loaded on the same thread.
+claim commits, the batch's secrets and signing keys are loaded on the same thread. A claim
+that took all it could leaves the claimer `behind`, and the result writer holds its writes
+until a claim comes back short (workers.executor.result_writer).
 """
 
 from __future__ import annotations
@@ -79,10 +81,14 @@ class Claimer:
     db: DatabaseThread
     tally: Tally
     on_claimed: Callable[[list[ClaimedJob]], None]
+    on_caught_up: Callable[[], None] = lambda: None  # `behind` turned false
     heartbeat: Heartbeat | None = None  # beaten once per poll at least: a blocked event loop stops the beats
     once: bool = False
     held: int = field(default=0, init=False)  # claimed, not answered: parked, waiting for a slot, or in flight
     held_bytes: int = field(default=0, init=False)  # their requests' sizes (ClaimedJob.request_bytes)
+    # The last claim took all it could: due jobs may still wait to be claimed (a burst, a backlog).
+    # The result writer holds its writes meanwhile, so the database serves the claims first.
+    behind: bool = field(default=False, init=False)
     _prefetch_paused_until: float = field(default=0.0, init=False)  # time.monotonic(): PREFETCH_PAUSE_SECONDS
     _starting: bool = field(default=True, init=False)  # see STARTUP_SECONDS
     _starting_until: float | None = field(default=None, init=False)  # time.monotonic(), from the first answered claim
@@ -97,6 +103,12 @@ class Claimer:
         """Stop claiming: also wakes a claim loop waiting for free slots (it waits up to a poll)."""
         self.stopping.set()
         self.slots_freed.set()
+        self._set_behind(False)
+
+    def _set_behind(self, behind: bool) -> None:
+        was, self.behind = self.behind, behind
+        if was and not behind:
+            self.on_caught_up()
 
     def paused_prefetch(self) -> None:
         """A job was given back for waiting too long: hold no more than the call slots for a while."""
@@ -159,6 +171,7 @@ class Claimer:
                 await self._sleep(self.db.unavailable(exc))
                 continue
             self.db.answered()
+            self._set_behind(bool(jobs) and len(jobs) >= free)
             self.held += len(jobs)
             self.held_bytes += sum(job.request_bytes for job in jobs)
             EXECUTOR_HELD.set(self.held)

@@ -7,13 +7,23 @@ reply hid a commit, or the lease ran out meanwhile, the fence drops the repeat (
 as dropped), which is right. Give-backs (`jobs.queue.release_claims`) go out first, one
 statement each time, then the origins' Retry-After blocks (`jobs.queue.block_origins`), before
 the results that asked for them.
+
+Claims come first: while the executor's claims come back full (`behind`: due jobs may still
+wait to be claimed, as in a burst), results stay queued, up to RESULT_HOLD_SECONDS and
+RESULT_HOLD_BYTES. In a burst the result writes took most of the database's time, so the
+claims slowed down, the executors fired everything they held and stood waiting for the next
+claim while due jobs waited. A held result is only written later: its lease still has
+`call_slots.START_WITHIN_SECONDS`' 20 s of room for the write.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from jobs.queue import (
@@ -35,6 +45,14 @@ from .tally import Tally
 
 logger = logging.getLogger(__name__)
 
+RESULT_HOLD_SECONDS = 2.0  # a result waits at most this long for the claims to catch up
+RESULT_HOLD_BYTES = 64 * 1024 * 1024  # ... and the held results' bodies and errors at most this much
+RESULT_OVERHEAD_BYTES = 256  # a result in memory besides its response body and error (about)
+
+
+def _result_bytes(result: JobResult) -> int:
+    return RESULT_OVERHEAD_BYTES + len(result.response_body or "") + len(result.error or "")
+
 
 @dataclass(kw_only=True, eq=False)
 class ResultWriter:
@@ -45,19 +63,31 @@ class ResultWriter:
     tally: Tally
     batch_max: int = 500
     flush_seconds: float = 0.1
+    # Whether the claims are behind (the claimer's last claim was full); `caught_up()` when they no longer are.
+    behind: Callable[[], bool] = lambda: False
+    hold_seconds: float = RESULT_HOLD_SECONDS
+    hold_bytes: int = RESULT_HOLD_BYTES
     once: bool = False  # any database error ends the run instead of a retry
     results: list[JobResult] = field(default_factory=list, init=False)
     releases: list[ClaimedJob] = field(default_factory=list, init=False)  # claims to give back
     blocks: list[OriginBlock] = field(default_factory=list, init=False)  # origins that sent Retry-After
+    _queued_at: list[float] = field(default_factory=list, init=False)  # time.monotonic() of each result's add
+    _queued_bytes: int = field(default=0, init=False)  # the queued results' `_result_bytes`
     _ready: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    _unhold: asyncio.Event = field(default_factory=asyncio.Event, init=False)  # ends a hold early
     _closing: bool = field(default=False, init=False)
 
     def add(self, result: JobResult) -> None:
         self.results.append(result)
+        self._queued_at.append(time.monotonic())
+        self._queued_bytes += _result_bytes(result)
+        if self._queued_bytes >= self.hold_bytes:
+            self._unhold.set()
         self._ready.set()
 
     def give_back(self, job: ClaimedJob) -> None:
         self.releases.append(job)
+        self._unhold.set()
         self._ready.set()
 
     def block_origin(self, job: ClaimedJob, seconds: int) -> None:
@@ -65,11 +95,17 @@ class ResultWriter:
         origin = origin_of_url(job.url)
         if origin is not None and seconds > 0:
             self.blocks.append(OriginBlock(job.tenant_id, origin, seconds))
+            self._unhold.set()
             self._ready.set()
+
+    def caught_up(self) -> None:
+        """The claims are no longer behind: write the held results."""
+        self._unhold.set()
 
     def close(self) -> None:
         """Write what is queued, then end `run()`."""
         self._closing = True
+        self._unhold.set()
         self._ready.set()
 
     async def run(self) -> None:
@@ -87,18 +123,40 @@ class ResultWriter:
                 continue
             if len(self.results) < self.batch_max and not self._closing:
                 await asyncio.sleep(self.flush_seconds)  # gather results finishing together
-            batch = self.results[: self.batch_max]
-            del self.results[: self.batch_max]
+            if await self._held():
+                continue  # give-backs or Retry-After blocks came in meanwhile: those first
+            batch, queued_at = self.results[: self.batch_max], self._queued_at[: self.batch_max]
+            del self.results[: self.batch_max], self._queued_at[: self.batch_max]
+            batch_bytes = sum(_result_bytes(result) for result in batch)
+            self._queued_bytes -= batch_bytes
             try:
                 report = await self.db.call(record_results, worker_id=self.worker_id, results=batch)
             except DATABASE_ERRORS as exc:
                 if self.once:
                     raise  # unwritten results: their leases expire and the reconciler returns the jobs
-                self.results[:0] = batch
+                self.results[:0], self._queued_at[:0] = batch, queued_at
+                self._queued_bytes += batch_bytes
                 await asyncio.sleep(self.db.unavailable(exc, results=len(self.results)))
                 continue
             self.db.answered()
             self._count(report)
+
+    async def _held(self) -> bool:
+        """Keep the queued results while the claims are behind (the module's docstring), until the
+        oldest has waited `hold_seconds`, they reach `hold_bytes`, or the writer closes.
+
+        True when it stopped holding for queued give-backs or blocks (written before any result).
+        """
+        while self.behind() and not self._closing and self._queued_bytes < self.hold_bytes:
+            if self.releases or self.blocks:
+                return True
+            left = self._queued_at[0] + self.hold_seconds - time.monotonic()
+            if left <= 0:
+                return False
+            self._unhold.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._unhold.wait(), left)
+        return False
 
     def _count(self, report: WriteReport) -> None:
         outcomes = Counter(result.outcome for result in report.written)

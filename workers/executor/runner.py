@@ -137,6 +137,7 @@ class Executor:
             tally=self.tally,
             batch_max=config.result_batch_max,
             flush_seconds=config.result_flush_seconds,
+            behind=lambda: claimer.behind,
             once=config.once,
         )
         claimer = Claimer(
@@ -149,6 +150,7 @@ class Executor:
             db=claims_db,
             tally=self.tally,
             on_claimed=lambda jobs: timetable.park(jobs),
+            on_caught_up=writer.caught_up,
             heartbeat=self.heartbeat,
             once=config.once,
         )

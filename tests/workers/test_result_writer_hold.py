@@ -1,0 +1,226 @@
+"""The result writer holds its writes while the claims are behind (workers.executor.result_writer).
+
+Unit level: the database thread is a stand-in that records what was written and when; the
+executor's own tests (test_executor_runner) run the hold against MariaDB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.utils import OperationalError
+
+from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport
+from workers.executor import result_writer
+from workers.executor.result_writer import ResultWriter
+from workers.executor.tally import Tally
+
+
+class Database:
+    """Records each call's function name, its batch size and the time it was made."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, float]] = []
+
+    async def call(self, fn, **kwargs):
+        batch = kwargs.get("results", kwargs.get("jobs", kwargs.get("blocks", [])))
+        self.calls.append((fn.__name__, len(batch), time.monotonic()))
+        return WriteReport(written=list(batch)) if fn.__name__ == "record_results" else len(batch)
+
+    def answered(self) -> None:
+        pass
+
+    def failed(self) -> None:
+        pass
+
+    def unavailable(self, exc, **extra) -> float:
+        return 0.01
+
+    def written(self) -> int:
+        return sum(count for name, count, _ in self.calls if name == "record_results")
+
+
+def result(body: str = "ok") -> JobResult:
+    return JobResult(uuid.uuid4(), 1, 1, Outcome.SUCCEEDED, 200, None, body, None, 5)
+
+
+def claimed_job() -> ClaimedJob:
+    at = datetime.now(UTC)
+    return ClaimedJob(
+        id=uuid.uuid4(), tenant_id="t", task_id=uuid.uuid4(), scheduled_at=at, attempt=1, fence=1,
+        max_attempts=3, next_attempt_at=at, timeout_seconds=5, backoff_base_seconds=1, method="POST",
+        url="http://127.0.0.1:9/", headers={}, body="", secret_ref=None, due_in=0.0,
+    )  # fmt: skip
+
+
+class Behind:
+    def __init__(self, value: bool) -> None:
+        self.value = value
+
+    def __call__(self) -> bool:
+        return self.value
+
+
+def writer(db: Any, behind: Behind, **options: Any) -> ResultWriter:
+    return ResultWriter(worker_id="w", db=db, tally=Tally(), flush_seconds=0.01, behind=behind, **options)
+
+
+def run(scenario) -> None:
+    asyncio.run(asyncio.wait_for(scenario(), 10))
+
+
+def test_results_are_written_after_the_short_gathering_wait_when_the_claims_are_not_behind():
+    async def scenario():
+        db = Database()
+        w = writer(db, Behind(False), hold_seconds=5.0)
+        task = asyncio.create_task(w.run())
+        started = time.monotonic()
+        w.add(result())
+        while db.written() < 1:
+            await asyncio.sleep(0.005)
+        assert db.calls[0][2] - started < 0.5
+        w.close()
+        await task
+
+    run(scenario)
+
+
+def test_while_the_claims_are_behind_results_wait_until_they_catch_up():
+    async def scenario():
+        db = Database()
+        behind = Behind(True)
+        w = writer(db, behind, hold_seconds=5.0)
+        task = asyncio.create_task(w.run())
+        for _ in range(3):
+            w.add(result())
+        await asyncio.sleep(0.3)
+        assert db.written() == 0  # held: the claims come first
+        behind.value = False
+        caught_up = time.monotonic()
+        w.caught_up()
+        while db.written() < 3:
+            await asyncio.sleep(0.005)
+        assert db.calls[-1][2] - caught_up < 0.2  # at once, not after the hold
+        w.close()
+        await task
+
+    run(scenario)
+
+
+def test_a_held_result_is_written_once_it_has_waited_the_hold_even_if_the_claims_stay_behind():
+    async def scenario():
+        db = Database()
+        w = writer(db, Behind(True), hold_seconds=0.4)
+        task = asyncio.create_task(w.run())
+        added = time.monotonic()
+        w.add(result())
+        while db.written() < 1:
+            await asyncio.sleep(0.005)
+        waited = db.calls[0][2] - added
+        assert 0.4 <= waited < 0.9
+        w.close()
+        await task
+
+    run(scenario)
+
+
+def test_held_results_are_written_once_their_bodies_reach_the_bytes_bound():
+    async def scenario():
+        db = Database()
+        bound = 3 * (result_writer.RESULT_OVERHEAD_BYTES + 1000)
+        w = writer(db, Behind(True), hold_seconds=30.0, hold_bytes=bound)
+        task = asyncio.create_task(w.run())
+        w.add(result("x" * 1000))
+        w.add(result("x" * 1000))
+        await asyncio.sleep(0.2)
+        assert db.written() == 0
+        reached = time.monotonic()
+        w.add(result("x" * 1000))
+        while db.written() < 3:
+            await asyncio.sleep(0.005)
+        assert db.calls[-1][2] - reached < 0.5
+        assert w._queued_bytes == 0 and w._queued_at == []
+        w.close()
+        await task
+
+    run(scenario)
+
+
+def test_a_give_back_is_written_at_once_while_results_are_held():
+    async def scenario():
+        db = Database()
+        w = writer(db, Behind(True), hold_seconds=30.0)
+        task = asyncio.create_task(w.run())
+        w.add(result())
+        await asyncio.sleep(0.1)
+        given = time.monotonic()
+        w.give_back(claimed_job())
+        while not any(name == "release_claims" for name, _, _ in db.calls):
+            await asyncio.sleep(0.005)
+        released_at = next(at for name, _, at in db.calls if name == "release_claims")
+        assert released_at - given < 0.5
+        assert db.written() == 0  # the result is still held
+        w.close()
+        await task
+        assert db.written() == 1  # closing writes what is held
+
+    run(scenario)
+
+
+def test_closing_writes_the_held_results_at_once():
+    async def scenario():
+        db = Database()
+        w = writer(db, Behind(True), hold_seconds=30.0)
+        task = asyncio.create_task(w.run())
+        for _ in range(700):
+            w.add(result())
+        await asyncio.sleep(0.1)
+        assert db.written() == 0
+        closed = time.monotonic()
+        w.close()
+        await task
+        assert db.written() == 700 and [count for _, count, _ in db.calls] == [500, 200]
+        assert time.monotonic() - closed < 0.5
+
+    run(scenario)
+
+
+def test_a_batch_that_failed_goes_back_to_the_queue_with_its_age_and_bytes():
+    async def scenario():
+        class Failing(Database):
+            failing = True
+
+            async def call(self, fn, **kwargs):
+                if fn.__name__ == "record_results" and self.failing:
+                    self.calls.append(("failed", 0, time.monotonic()))
+                    raise OperationalError(2013, "Lost connection")
+                return await super().call(fn, **kwargs)
+
+        db = Failing()
+        w = writer(db, Behind(False))
+        task = asyncio.create_task(w.run())
+        w.add(result("abc"))
+        while not db.calls:
+            await asyncio.sleep(0.005)
+        assert w._queued_bytes == result_writer.RESULT_OVERHEAD_BYTES + 3 and len(w._queued_at) == 1
+        db.failing = False
+        while db.written() < 1:
+            await asyncio.sleep(0.005)
+        assert w._queued_bytes == 0 and w._queued_at == [] and w.results == []
+        w.close()
+        await task
+
+    run(scenario)
+
+
+def test_the_hold_leaves_most_of_the_room_a_lease_keeps_for_the_result_write():
+    # A call ends at least 20 s before its lease (call_slots.START_WITHIN_SECONDS); a held result
+    # takes little of that room, so it is written before the reconciler could take its job back.
+    from jobs.queue.claims import LEASE_SLACK_SECONDS
+    from workers.executor.call_slots import START_WITHIN_SECONDS
+
+    assert result_writer.RESULT_HOLD_SECONDS <= (LEASE_SLACK_SECONDS - START_WITHIN_SECONDS) / 4
