@@ -7,8 +7,10 @@ executor's own tests (test_executor_runner) run the hold against MariaDB.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,8 +27,12 @@ class Database:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, int, float]] = []
+        self.failing = False  # result writes fail as with a lost connection
 
     async def call(self, fn, **kwargs):
+        if fn.__name__ == "record_results" and self.failing:
+            self.calls.append(("failed", 0, time.monotonic()))
+            raise OperationalError(2013, "Lost connection")
         batch = kwargs.get("results", kwargs.get("jobs", kwargs.get("blocks", [])))
         self.calls.append((fn.__name__, len(batch), time.monotonic()))
         return WriteReport(written=list(batch)) if fn.__name__ == "record_results" else len(batch)
@@ -69,32 +75,48 @@ def writer(db: Any, behind: Behind, **options: Any) -> ResultWriter:
     return ResultWriter(worker_id="w", db=db, tally=Tally(), flush_seconds=0.01, behind=behind, **options)
 
 
-def run(scenario) -> None:
-    asyncio.run(asyncio.wait_for(scenario(), 10))
+def on_a_loop(test: Callable[[Database], Awaitable[None]]) -> Callable[[], None]:
+    """The async test run on a loop of its own (at most 10 s), with a new stand-in database."""
+
+    def run() -> None:
+        asyncio.run(asyncio.wait_for(test(Database()), 10))
+
+    # Not functools.wraps: pytest would read the test's own signature and pass its `db` fixture.
+    run.__name__ = run.__qualname__ = test.__name__
+    return run
 
 
-def test_results_are_written_after_the_short_gathering_wait_when_the_claims_are_not_behind():
-    async def scenario():
-        db = Database()
-        w = writer(db, Behind(False), hold_seconds=5.0)
-        task = asyncio.create_task(w.run())
-        started = time.monotonic()
-        w.add(result())
-        while db.written() < 1:
-            await asyncio.sleep(0.005)
-        assert db.calls[0][2] - started < 0.5
+@contextlib.asynccontextmanager
+async def running(db: Database, behind: Behind, **options: Any) -> AsyncIterator[ResultWriter]:
+    """A writer running on this loop; closed (what it holds written) and awaited on leaving."""
+    w = writer(db, behind, **options)
+    task = asyncio.create_task(w.run())
+    try:
+        yield w
+    finally:
         w.close()
         await task
 
-    run(scenario)
+
+async def written(db: Database, count: int) -> float:
+    """Once `count` results are written: when the last write was made."""
+    while db.written() < count:
+        await asyncio.sleep(0.005)
+    return db.calls[-1][2]
 
 
-def test_while_the_claims_are_behind_results_wait_until_they_catch_up():
-    async def scenario():
-        db = Database()
-        behind = Behind(True)
-        w = writer(db, behind, hold_seconds=5.0)
-        task = asyncio.create_task(w.run())
+@on_a_loop
+async def test_results_are_written_after_the_short_gathering_wait_when_the_claims_are_not_behind(db: Database) -> None:
+    async with running(db, Behind(False), hold_seconds=5.0) as w:
+        started = time.monotonic()
+        w.add(result())
+        assert await written(db, 1) - started < 0.5
+
+
+@on_a_loop
+async def test_while_the_claims_are_behind_results_wait_until_they_catch_up(db: Database) -> None:
+    behind = Behind(True)
+    async with running(db, behind, hold_seconds=5.0) as w:
         for _ in range(3):
             w.add(result())
         await asyncio.sleep(0.3)
@@ -102,59 +124,36 @@ def test_while_the_claims_are_behind_results_wait_until_they_catch_up():
         behind.value = False
         caught_up = time.monotonic()
         w.caught_up()
-        while db.written() < 3:
-            await asyncio.sleep(0.005)
-        assert db.calls[-1][2] - caught_up < 0.2  # at once, not after the hold
-        w.close()
-        await task
-
-    run(scenario)
+        assert await written(db, 3) - caught_up < 0.2  # at once, not after the hold
 
 
-def test_a_held_result_is_written_once_it_has_waited_the_hold_even_if_the_claims_stay_behind():
-    async def scenario():
-        db = Database()
-        w = writer(db, Behind(True), hold_seconds=0.4)
-        task = asyncio.create_task(w.run())
+@on_a_loop
+async def test_a_held_result_is_written_once_it_has_waited_the_hold_even_if_the_claims_stay_behind(
+    db: Database,
+) -> None:
+    async with running(db, Behind(True), hold_seconds=0.4) as w:
         added = time.monotonic()
         w.add(result())
-        while db.written() < 1:
-            await asyncio.sleep(0.005)
-        waited = db.calls[0][2] - added
-        assert 0.4 <= waited < 0.9
-        w.close()
-        await task
-
-    run(scenario)
+        assert 0.4 <= await written(db, 1) - added < 0.9
 
 
-def test_held_results_are_written_once_their_bodies_reach_the_bytes_bound():
-    async def scenario():
-        db = Database()
-        bound = 3 * (result_writer.RESULT_OVERHEAD_BYTES + 1000)
-        w = writer(db, Behind(True), hold_seconds=30.0, hold_bytes=bound)
-        task = asyncio.create_task(w.run())
+@on_a_loop
+async def test_held_results_are_written_once_their_bodies_reach_the_bytes_bound(db: Database) -> None:
+    bound = 3 * (result_writer.RESULT_OVERHEAD_BYTES + 1000)
+    async with running(db, Behind(True), hold_seconds=30.0, hold_bytes=bound) as w:
         w.add(result("x" * 1000))
         w.add(result("x" * 1000))
         await asyncio.sleep(0.2)
         assert db.written() == 0
         reached = time.monotonic()
         w.add(result("x" * 1000))
-        while db.written() < 3:
-            await asyncio.sleep(0.005)
-        assert db.calls[-1][2] - reached < 0.5
+        assert await written(db, 3) - reached < 0.5
         assert w._queued_bytes == 0 and w._queued_at == []
-        w.close()
-        await task
-
-    run(scenario)
 
 
-def test_a_give_back_is_written_at_once_while_results_are_held():
-    async def scenario():
-        db = Database()
-        w = writer(db, Behind(True), hold_seconds=30.0)
-        task = asyncio.create_task(w.run())
+@on_a_loop
+async def test_a_give_back_is_written_at_once_while_results_are_held(db: Database) -> None:
+    async with running(db, Behind(True), hold_seconds=30.0) as w:
         w.add(result())
         await asyncio.sleep(0.1)
         given = time.monotonic()
@@ -164,57 +163,33 @@ def test_a_give_back_is_written_at_once_while_results_are_held():
         released_at = next(at for name, _, at in db.calls if name == "release_claims")
         assert released_at - given < 0.5
         assert db.written() == 0  # the result is still held
-        w.close()
-        await task
-        assert db.written() == 1  # closing writes what is held
-
-    run(scenario)
+    assert db.written() == 1  # closing writes what is held
 
 
-def test_closing_writes_the_held_results_at_once():
-    async def scenario():
-        db = Database()
-        w = writer(db, Behind(True), hold_seconds=30.0)
-        task = asyncio.create_task(w.run())
+@on_a_loop
+async def test_closing_writes_the_held_results_at_once(db: Database) -> None:
+    async with running(db, Behind(True), hold_seconds=30.0) as w:
         for _ in range(700):
             w.add(result())
         await asyncio.sleep(0.1)
         assert db.written() == 0
         closed = time.monotonic()
-        w.close()
-        await task
-        assert db.written() == 700 and [count for _, count, _ in db.calls] == [500, 200]
-        assert time.monotonic() - closed < 0.5
-
-    run(scenario)
+    assert db.written() == 700 and [count for _, count, _ in db.calls] == [500, 200]
+    assert time.monotonic() - closed < 0.5
 
 
-def test_a_batch_that_failed_goes_back_to_the_queue_with_its_age_and_bytes():
-    async def scenario():
-        class Failing(Database):
-            failing = True
-
-            async def call(self, fn, **kwargs):
-                if fn.__name__ == "record_results" and self.failing:
-                    self.calls.append(("failed", 0, time.monotonic()))
-                    raise OperationalError(2013, "Lost connection")
-                return await super().call(fn, **kwargs)
-
-        db = Failing()
-        w = writer(db, Behind(False))
-        task = asyncio.create_task(w.run())
+@on_a_loop
+async def test_a_batch_that_failed_goes_back_to_the_queue_with_its_age_and_bytes(db: Database) -> None:
+    db.failing = True
+    async with running(db, Behind(False)) as w:
         w.add(result("abc"))
+        added_at = w._queued_at[0]
         while not db.calls:
             await asyncio.sleep(0.005)
-        assert w._queued_bytes == result_writer.RESULT_OVERHEAD_BYTES + 3 and len(w._queued_at) == 1
+        assert w._queued_bytes == result_writer.RESULT_OVERHEAD_BYTES + 3 and w._queued_at == [added_at]
         db.failing = False
-        while db.written() < 1:
-            await asyncio.sleep(0.005)
+        await written(db, 1)
         assert w._queued_bytes == 0 and w._queued_at == [] and w.results == []
-        w.close()
-        await task
-
-    run(scenario)
 
 
 def test_the_hold_leaves_most_of_the_room_a_lease_keeps_for_the_result_write():
