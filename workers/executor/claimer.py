@@ -146,6 +146,12 @@ class Claimer:
             await asyncio.gather(freed, return_exceptions=True)
 
     async def run(self) -> None:
+        try:
+            await self._claim_until_stopped()
+        finally:
+            self._set_behind(False)  # also when a claim's error or a cancellation ends the loop
+
+    async def _claim_until_stopped(self) -> None:
         while not self.stopping.is_set():
             if self.heartbeat is not None:
                 self.heartbeat.beat()
@@ -168,10 +174,12 @@ class Claimer:
             except DATABASE_ERRORS as exc:
                 if self.once:
                     raise
+                self._set_behind(False)  # nothing is claimed meanwhile: holding the results buys nothing
                 await self._sleep(self.db.unavailable(exc))
                 continue
             self.db.answered()
-            self._set_behind(bool(jobs) and len(jobs) >= free)
+            # A claim under way when the stop came leaves nothing behind: the drain writes at once.
+            self._set_behind(bool(jobs) and len(jobs) >= free and not self.stopping.is_set())
             self.held += len(jobs)
             self.held_bytes += sum(job.request_bytes for job in jobs)
             EXECUTOR_HELD.set(self.held)

@@ -9,11 +9,10 @@ statement each time, then the origins' Retry-After blocks (`jobs.queue.block_ori
 the results that asked for them.
 
 Claims come first: while the executor's claims come back full (`behind`: due jobs may still
-wait to be claimed, as in a burst), results stay queued, up to RESULT_HOLD_SECONDS and
-RESULT_HOLD_BYTES. In a burst the result writes took most of the database's time, so the
-claims slowed down, the executors fired everything they held and stood waiting for the next
-claim while due jobs waited. A held result is only written later: its lease still has
-`call_slots.START_WITHIN_SECONDS`' 20 s of room for the write.
+wait to be claimed, as in a burst or a backlog), results stay queued, up to RESULT_HOLD_SECONDS
+and RESULT_HOLD_BYTES, so the database's time goes to the claims that due calls wait for. A
+call ends LEASE_SLACK_SECONDS - START_WITHIN_SECONDS before its lease (`call_slots`); the hold
+takes a small part of that room for the write.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,7 +69,7 @@ class ResultWriter:
     results: list[JobResult] = field(default_factory=list, init=False)
     releases: list[ClaimedJob] = field(default_factory=list, init=False)  # claims to give back
     blocks: list[OriginBlock] = field(default_factory=list, init=False)  # origins that sent Retry-After
-    _queued_at: list[float] = field(default_factory=list, init=False)  # time.monotonic() of each result's add
+    _queued_at: list[float] = field(default_factory=list, init=False)  # the loop's time of each result's add
     _queued_bytes: int = field(default=0, init=False)  # the queued results' `_result_bytes`
     _ready: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _unhold: asyncio.Event = field(default_factory=asyncio.Event, init=False)  # ends a hold early
@@ -79,7 +77,7 @@ class ResultWriter:
 
     def add(self, result: JobResult) -> None:
         self.results.append(result)
-        self._queued_at.append(time.monotonic())
+        self._queued_at.append(asyncio.get_running_loop().time())
         self._queued_bytes += _result_bytes(result)
         if self._queued_bytes >= self.hold_bytes:
             self._unhold.set()
@@ -123,8 +121,12 @@ class ResultWriter:
                 continue
             if len(self.results) < self.batch_max and not self._closing:
                 await asyncio.sleep(self.flush_seconds)  # gather results finishing together
-            if await self._held():
-                continue  # give-backs or Retry-After blocks came in meanwhile: those first
+            await self._hold()
+            # Give-backs and Retry-After blocks that came in meanwhile go before the results.
+            if self.releases:
+                await self._write_releases()
+            if self.blocks:
+                await self._write_blocks()
             batch, queued_at = self.results[: self.batch_max], self._queued_at[: self.batch_max]
             del self.results[: self.batch_max], self._queued_at[: self.batch_max]
             batch_bytes = sum(_result_bytes(result) for result in batch)
@@ -141,22 +143,25 @@ class ResultWriter:
             self.db.answered()
             self._count(report)
 
-    async def _held(self) -> bool:
+    async def _hold(self) -> None:
         """Keep the queued results while the claims are behind (the module's docstring), until the
-        oldest has waited `hold_seconds`, they reach `hold_bytes`, or the writer closes.
-
-        True when it stopped holding for queued give-backs or blocks (written before any result).
+        oldest has waited `hold_seconds`, they reach `hold_bytes`, or the writer closes; write the
+        give-backs and Retry-After blocks that come in meanwhile (they never extend the hold).
         """
+        loop = asyncio.get_running_loop()
         while self.behind() and not self._closing and self._queued_bytes < self.hold_bytes:
-            if self.releases or self.blocks:
-                return True
-            left = self._queued_at[0] + self.hold_seconds - time.monotonic()
+            left = self._queued_at[0] + self.hold_seconds - loop.time()
             if left <= 0:
-                return False
+                return
+            if self.releases:
+                await self._write_releases()
+                continue
+            if self.blocks:
+                await self._write_blocks()
+                continue
             self._unhold.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._unhold.wait(), left)
-        return False
 
     def _count(self, report: WriteReport) -> None:
         outcomes = Counter(result.outcome for result in report.written)

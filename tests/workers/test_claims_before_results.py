@@ -1,6 +1,7 @@
-"""The result writer holds its writes while the claims are behind (workers.executor.result_writer).
+"""Claims before results: the result writer holds its writes while the claimer is behind
+(workers.executor.result_writer, workers.executor.claimer).
 
-Unit level: the database thread is a stand-in that records what was written and when; the
+Unit level: the database threads are stand-ins that record what was written and when; the
 executor's own tests (test_executor_runner) run the hold against MariaDB.
 """
 
@@ -18,6 +19,8 @@ from django.db.utils import OperationalError
 
 from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport
 from workers.executor import result_writer
+from workers.executor.claimer import Claimer
+from workers.executor.credentials import Credentials
 from workers.executor.result_writer import ResultWriter
 from workers.executor.tally import Tally
 
@@ -72,7 +75,10 @@ class Behind:
 
 
 def writer(db: Any, behind: Behind, **options: Any) -> ResultWriter:
-    return ResultWriter(worker_id="w", db=db, tally=Tally(), flush_seconds=0.01, behind=behind, **options)
+    """A writer gathering results for 0.01 s unless `flush_seconds` says otherwise."""
+    return ResultWriter(
+        **{"worker_id": "w", "db": db, "tally": Tally(), "flush_seconds": 0.01, "behind": behind, **options}
+    )
 
 
 def on_a_loop(test: Callable[[Database], Awaitable[None]]) -> Callable[[], None]:
@@ -193,9 +199,140 @@ async def test_a_batch_that_failed_goes_back_to_the_queue_with_its_age_and_bytes
 
 
 def test_the_hold_leaves_most_of_the_room_a_lease_keeps_for_the_result_write():
-    # A call ends at least 20 s before its lease (call_slots.START_WITHIN_SECONDS); a held result
-    # takes little of that room, so it is written before the reconciler could take its job back.
+    # A call ends LEASE_SLACK_SECONDS - START_WITHIN_SECONDS before its lease (call_slots); a held
+    # result takes little of that room, so it is written before the reconciler takes its job back.
     from jobs.queue.claims import LEASE_SLACK_SECONDS
     from workers.executor.call_slots import START_WITHIN_SECONDS
 
     assert result_writer.RESULT_HOLD_SECONDS <= (LEASE_SLACK_SECONDS - START_WITHIN_SECONDS) / 4
+
+
+@on_a_loop
+async def test_a_steady_stream_of_results_is_held_from_the_oldest_not_the_newest(db: Database) -> None:
+    async with running(db, Behind(True), hold_seconds=0.3) as w:
+        first = time.monotonic()
+        while db.written() == 0 and time.monotonic() - first < 2:
+            w.add(result())
+            await asyncio.sleep(0.05)
+        assert 0.3 <= db.calls[0][2] - first < 0.6
+
+
+def an_origin_job() -> ClaimedJob:
+    job = claimed_job()
+    job.url = "https://example.com/"
+    return job
+
+
+@on_a_loop
+async def test_a_retry_after_block_is_written_at_once_while_results_are_held(db: Database) -> None:
+    async with running(db, Behind(True), hold_seconds=30.0) as w:
+        w.add(result())
+        await asyncio.sleep(0.1)
+        given = time.monotonic()
+        w.block_origin(an_origin_job(), 30)
+        while not any(name == "block_origins" for name, _, _ in db.calls):
+            await asyncio.sleep(0.005)
+        assert next(at for name, _, at in db.calls if name == "block_origins") - given < 0.5
+        assert db.written() == 0
+
+
+@on_a_loop
+async def test_a_stream_of_retry_after_blocks_never_holds_a_result_past_the_hold(db: Database) -> None:
+    # A 429 with Retry-After every 50 ms (a burst against rate-limited origins), with the shipped
+    # gathering wait: each block is written at once, and the result still goes when its hold ends.
+    async with running(db, Behind(True), hold_seconds=0.3, flush_seconds=0.1) as w:
+        added = time.monotonic()
+        w.add(result())
+        while db.written() == 0 and time.monotonic() - added < 3:
+            w.block_origin(an_origin_job(), 30)
+            await asyncio.sleep(0.05)
+        assert db.calls[-1][2] - added < 0.6
+        assert sum(1 for name, _, _ in db.calls if name == "block_origins") >= 3
+
+
+@on_a_loop
+async def test_a_stream_of_give_backs_never_holds_a_result_past_the_hold(db: Database) -> None:
+    async with running(db, Behind(True), hold_seconds=0.3, flush_seconds=0.1) as w:
+        added = time.monotonic()
+        w.add(result())
+        while db.written() == 0 and time.monotonic() - added < 3:
+            w.give_back(claimed_job())
+            await asyncio.sleep(0.05)
+        assert db.calls[-1][2] - added < 0.6
+
+
+class Clock:
+    reading = None
+
+    def stale(self) -> bool:
+        return False
+
+
+class Claims:
+    """The claims' database thread: each claim waits for `go`, then takes every job it asked for
+    (a full claim), or raises `error` once."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+        self.started = asyncio.Event()
+        self.error: Exception | None = None
+
+    async def call(self, fn, *, limit: int = 0, **kwargs: Any) -> list[ClaimedJob]:
+        self.started.set()
+        await self.go.wait()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        return [claimed_job() for _ in range(limit)]
+
+    def answered(self) -> None:
+        pass
+
+    def unavailable(self, exc: BaseException, **extra: Any) -> float:
+        return 0.01
+
+
+def claimer(claims: Claims, caught_up: list[int], **options: Any) -> Claimer:
+    return Claimer(
+        worker_id="w", concurrency=5, prefetch=0, poll_seconds=1.0, clock=Clock(), credentials=Credentials(),
+        db=claims, tally=Tally(), on_claimed=lambda jobs: None, on_caught_up=lambda: caught_up.append(1), **options,
+    )  # fmt: skip
+
+
+def test_a_stop_while_a_full_claim_is_under_way_leaves_the_claimer_caught_up():
+    async def scenario() -> tuple[bool, list[int]]:
+        claims, caught_up = Claims(), []
+        c = claimer(claims, caught_up)
+        task = asyncio.create_task(c.run())
+        await claims.started.wait()
+        c.stop()  # SIGTERM while the claim is on the claims thread
+        claims.go.set()
+        await task
+        return c.behind, caught_up
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 10)) == (False, [])
+
+
+def test_a_full_claim_puts_the_claimer_behind_and_a_failed_one_catches_it_up():
+    async def scenario() -> None:
+        claims, caught_up = Claims(), []
+        c = claimer(claims, caught_up)
+        claims.go.set()
+        task = asyncio.create_task(c.run())
+        while not c.behind:
+            await asyncio.sleep(0.005)
+        assert caught_up == []
+        claims.go.clear()
+        claims.started.clear()
+        for _ in range(5):
+            c.done(claimed_job())  # the slots free up: the next claim starts
+        await claims.started.wait()
+        claims.error = OperationalError(2013, "Lost connection")
+        claims.go.set()
+        while c.behind:
+            await asyncio.sleep(0.005)
+        assert caught_up == [1]
+        c.stop()
+        await task
+
+    asyncio.run(asyncio.wait_for(scenario(), 10))
