@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from django.db.utils import OperationalError
 
 from jobs.queue import ClaimedJob, JobResult, Outcome, WriteReport
@@ -158,21 +159,6 @@ async def test_held_results_are_written_once_their_bodies_reach_the_bytes_bound(
 
 
 @on_a_loop
-async def test_a_give_back_is_written_at_once_while_results_are_held(db: Database) -> None:
-    async with running(db, Behind(True), hold_seconds=30.0) as w:
-        w.add(result())
-        await asyncio.sleep(0.1)
-        given = time.monotonic()
-        w.give_back(claimed_job())
-        while not any(name == "release_claims" for name, _, _ in db.calls):
-            await asyncio.sleep(0.005)
-        released_at = next(at for name, _, at in db.calls if name == "release_claims")
-        assert released_at - given < 0.5
-        assert db.written() == 0  # the result is still held
-    assert db.written() == 1  # closing writes what is held
-
-
-@on_a_loop
 async def test_closing_writes_the_held_results_at_once(db: Database) -> None:
     async with running(db, Behind(True), hold_seconds=30.0) as w:
         for _ in range(700):
@@ -223,42 +209,47 @@ def an_origin_job() -> ClaimedJob:
     return job
 
 
-@on_a_loop
-async def test_a_retry_after_block_is_written_at_once_while_results_are_held(db: Database) -> None:
-    async with running(db, Behind(True), hold_seconds=30.0) as w:
-        w.add(result())
-        await asyncio.sleep(0.1)
-        given = time.monotonic()
-        w.block_origin(an_origin_job(), 30)
-        while not any(name == "block_origins" for name, _, _ in db.calls):
-            await asyncio.sleep(0.005)
-        assert next(at for name, _, at in db.calls if name == "block_origins") - given < 0.5
-        assert db.written() == 0
+# What a writer is sent besides results: the statement that writes it, and how to send one.
+SENDS = {
+    "retry_after_blocks": ("block_origins", lambda w: w.block_origin(an_origin_job(), 30)),
+    "give_backs": ("release_claims", lambda w: w.give_back(claimed_job())),
+}
 
 
-@on_a_loop
-async def test_a_stream_of_retry_after_blocks_never_holds_a_result_past_the_hold(db: Database) -> None:
-    # A 429 with Retry-After every 50 ms (a burst against rate-limited origins), with the shipped
-    # gathering wait: each block is written at once, and the result still goes when its hold ends.
-    async with running(db, Behind(True), hold_seconds=0.3, flush_seconds=0.1) as w:
-        added = time.monotonic()
-        w.add(result())
-        while db.written() == 0 and time.monotonic() - added < 3:
-            w.block_origin(an_origin_job(), 30)
-            await asyncio.sleep(0.05)
-        assert db.calls[-1][2] - added < 0.6
-        assert sum(1 for name, _, _ in db.calls if name == "block_origins") >= 3
+@pytest.mark.parametrize("kind", sorted(SENDS))
+def test_a_give_back_or_a_block_is_written_at_once_while_results_are_held(kind: str) -> None:
+    statement, send = SENDS[kind]
+
+    async def scenario(db: Database) -> None:
+        async with running(db, Behind(True), hold_seconds=30.0) as w:
+            w.add(result())
+            await asyncio.sleep(0.1)
+            sent = time.monotonic()
+            send(w)
+            while not any(name == statement for name, _, _ in db.calls):
+                await asyncio.sleep(0.005)
+            assert next(at for name, _, at in db.calls if name == statement) - sent < 0.5
+            assert db.written() == 0  # the result is still held
+        assert db.written() == 1  # closing writes what is held
+
+    on_a_loop(scenario)()
 
 
-@on_a_loop
-async def test_a_stream_of_give_backs_never_holds_a_result_past_the_hold(db: Database) -> None:
-    async with running(db, Behind(True), hold_seconds=0.3, flush_seconds=0.1) as w:
-        added = time.monotonic()
-        w.add(result())
-        while db.written() == 0 and time.monotonic() - added < 3:
-            w.give_back(claimed_job())
-            await asyncio.sleep(0.05)
-        assert db.calls[-1][2] - added < 0.6
+@pytest.mark.parametrize("stream", sorted(SENDS))
+def test_a_stream_of_blocks_or_give_backs_never_holds_a_result_past_the_hold(stream: str) -> None:
+    # One every 50 ms (a burst against rate-limited origins sends a 429 with Retry-After each),
+    # with the shipped gathering wait: each is written at once, and the result goes when its hold ends.
+    async def scenario(db: Database) -> None:
+        async with running(db, Behind(True), hold_seconds=0.3, flush_seconds=0.1) as w:
+            added = time.monotonic()
+            w.add(result())
+            while db.written() == 0 and time.monotonic() - added < 3:
+                SENDS[stream][1](w)
+                await asyncio.sleep(0.05)
+            assert db.calls[-1][2] - added < 0.6
+            assert sum(1 for name, _, _ in db.calls if name != "record_results") >= 3
+
+    on_a_loop(scenario)()
 
 
 class Clock:
