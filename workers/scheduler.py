@@ -43,6 +43,11 @@ from workers.metrics import SCHEDULER_LAG_SECONDS, SCHEDULER_RUNS, SCHEDULER_TIC
 logger = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 1000
+# A full tick (more tasks are due: a cold start, an outage, a burst ahead) makes the next one twice
+# as large, up to this many times the batch size: a tick's fixed cost (its round trips, the commit,
+# and under load each statement's wait for the server's CPU) is then paid for more tasks. The first
+# tick of a catch-up keeps the batch size, so its first jobs exist as soon as before.
+CATCH_UP_FACTOR = 4
 DEFAULT_LOOKAHEAD_SECONDS = 5.0
 DEFAULT_MISSED_AFTER_SECONDS = 60
 DEFAULT_MISSED_RUNS_MAX = 100
@@ -95,7 +100,8 @@ class Scheduler:
         self.batch_size = batch_size
         self.lookahead = timedelta(seconds=lookahead_seconds)
         self._rows_per_statement = rows_per_statement
-        self._batch_limit: int | None = None
+        self._fits: int | None = None  # rows one statement's JSON document carries (read once)
+        self._next_limit: int | None = None  # after a full tick: the next tick's (CATCH_UP_FACTOR)
         self.missed_after = timedelta(
             seconds=settings.SCHEDULER_MISSED_AFTER_SECONDS if missed_after_seconds is None else missed_after_seconds
         )
@@ -129,7 +135,8 @@ class Scheduler:
 
     def tick(self) -> TickResult:
         """Lock the due tasks, insert their jobs, advance them, commit."""
-        limit = self.batch_limit()
+        limit = self._next_limit or self.batch_limit()
+        self._next_limit = None
         started = time.perf_counter()
         executed = 0
 
@@ -162,6 +169,8 @@ class Scheduler:
             # After the commit: a receiver (notifications) never sees a completion rolled back.
             logger.info("tasks completed", extra={"event": "tasks_completed", "tasks": len(completed_ids)})
             tasks_completed.send(sender=Scheduler, task_ids=completed_ids)
+        if len(rows) >= limit:
+            self._next_limit = min(2 * limit, self.catch_up_limit())
         oldest_due, db_now = rows[0].next_run_at, rows[0].db_now
         return TickResult(
             selected=len(rows),
@@ -174,8 +183,16 @@ class Scheduler:
         )
 
     def batch_limit(self) -> int:
-        """The batch size, capped so one statement's JSON document fits max_allowed_packet (read once)."""
-        if self._batch_limit is None:
+        """The batch size, capped so one statement's JSON document fits max_allowed_packet."""
+        return min(self.batch_size, self._rows_fit())
+
+    def catch_up_limit(self) -> int:
+        """The largest tick of a catch-up: CATCH_UP_FACTOR batches, within max_allowed_packet."""
+        return min(CATCH_UP_FACTOR * self.batch_size, self._rows_fit())
+
+    def _rows_fit(self) -> int:
+        """Rows one statement's JSON document carries in max_allowed_packet (read once)."""
+        if self._fits is None:
             fits = self._rows_per_statement
             if fits is None:
                 fits = max(1, (queue.max_allowed_packet() - _STATEMENT_BYTES) // ROW_BYTES)
@@ -184,8 +201,8 @@ class Scheduler:
                     "batch size capped to what max_allowed_packet carries",
                     extra={"event": "batch_capped", "batch_size": self.batch_size, "rows": fits},
                 )
-            self._batch_limit = min(self.batch_size, fits)
-        return self._batch_limit
+            self._fits = fits
+        return self._fits
 
 
 def _json_time(value: datetime | None) -> str:

@@ -22,10 +22,10 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.utils import OperationalError
 
 from jobs.fairness import TenantCursor, cursor_after, interleave, next_round, share_slots
 from jobs.queue import pacing
+from jobs.queue.deadlocks import retry_deadlocks
 from jobs.queue.statements import QUERIES, STATEMENTS
 from tasks import limits
 
@@ -41,9 +41,6 @@ TAKE_ROUNDS = 3
 # The executor starts a call at most `LEASE_SLACK_SECONDS - 20` after that time, so the call ends
 # 20 s before the lease does, for its result to be written (workers.executor.call_slots).
 LEASE_SLACK_SECONDS = 30
-
-MYSQL_DEADLOCK = 1213
-DEADLOCK_RETRIES = 3
 
 logger = logging.getLogger(__name__)
 
@@ -313,19 +310,14 @@ def claim_fair_share(*, worker_id: str, limit: int, lookahead_seconds: float, cu
     levels = due_priorities(lookahead_seconds=lookahead_seconds)
     if not levels:
         return []
-    for attempt in range(1, DEADLOCK_RETRIES + 1):
-        try:
-            return _claim_fair_share_once(
-                worker_id=worker_id, limit=limit, lookahead_seconds=lookahead_seconds, cursor=cursor, levels=levels
-            )
-        except OperationalError as exc:
-            # InnoDB chose this claim as a deadlock victim (two claims meeting on rows one reached through
-            # its index and the other's update moves in that index) and rolled it back whole: nothing was
-            # committed or fired, so running it again is safe.
-            if exc.args[0] != MYSQL_DEADLOCK or attempt == DEADLOCK_RETRIES:
-                raise
-            logger.info("claim deadlocked, retrying", extra={"event": "claim_deadlock", "attempt": attempt})
-    raise AssertionError("unreachable")
+    # A deadlock victim (two claims meeting on rows one reached through its index and the other's
+    # update moves in that index) is rolled back whole: nothing was committed or fired.
+    return retry_deadlocks(
+        lambda: _claim_fair_share_once(
+            worker_id=worker_id, limit=limit, lookahead_seconds=lookahead_seconds, cursor=cursor, levels=levels
+        ),
+        what="claim",
+    )
 
 
 def _claim_fair_share_once(

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from domain import notification_events
 from jobs.queue import notifications
+from jobs.queue.deadlocks import retry_deadlocks
 from jobs.queue.statements import STATEMENTS
 from tasks import changes as audit
 from tasks.models import TaskChangeAction
@@ -56,7 +57,20 @@ class TickPlan:
 def schedule_due_tasks(
     *, lookahead_microseconds: int, limit: int, plan: Callable[[list[DueTask]], TickPlan]
 ) -> list[DueTask]:
-    """Lock up to `limit` due tasks oldest first, insert their jobs, advance them, commit; the tasks."""
+    """Lock up to `limit` due tasks oldest first, insert their jobs, advance them, commit; the tasks.
+
+    A deadlock victim (two schedulers, or a result batch updating the same tasks' health) is run
+    again, planned anew from the rows it then locks.
+    """
+    return retry_deadlocks(
+        lambda: _schedule_due_tasks_once(lookahead_microseconds=lookahead_microseconds, limit=limit, plan=plan),
+        what="tick",
+    )
+
+
+def _schedule_due_tasks_once(
+    *, lookahead_microseconds: int, limit: int, plan: Callable[[list[DueTask]], TickPlan]
+) -> list[DueTask]:
     # durable: refuse to run inside a caller's transaction, which would hold the row locks past the tick.
     with transaction.atomic(durable=True), connection.cursor() as cursor:
         params = {"lookahead_microseconds": lookahead_microseconds, "limit": limit}

@@ -173,6 +173,62 @@ def test_the_oldest_due_tasks_go_first_and_a_full_batch_asks_for_another_tick():
     assert len(runs(newest)) == 1
 
 
+def test_a_full_tick_doubles_the_next_up_to_four_batches_and_a_tick_not_full_starts_over():
+    # A catch-up (a cold start, an outage) pays each tick's fixed cost for more tasks; its first
+    # tick keeps the batch size, so its first jobs exist as soon as before.
+    due = minute_floor(db_now()) - MINUTE
+    make_tasks(20, next_run_at=due, cron_expression="0 0 1 1 *")  # not due again after their tick
+    scheduler = Scheduler(batch_size=2, lookahead_seconds=0)
+
+    results = [scheduler.tick() for _ in range(5)]
+
+    assert [(result.selected, result.full) for result in results] == [
+        (2, True), (4, True), (8, True), (6, False), (0, False)
+    ]  # fmt: skip
+    assert Job.objects.filter(scheduled_at=due).count() == 20
+    make_tasks(3, next_run_at=due, cron_expression="0 0 1 1 *")
+    assert scheduler.tick().selected == 2  # the last tick was not full: the batch size again
+
+
+def test_a_catch_up_tick_never_carries_more_rows_than_one_statement_holds():
+    due = minute_floor(db_now()) - MINUTE
+    make_tasks(9, next_run_at=due, cron_expression="0 0 1 1 *")
+    scheduler = Scheduler(batch_size=2, lookahead_seconds=0, rows_per_statement=3)
+
+    assert [scheduler.tick().selected for _ in range(4)] == [2, 3, 3, 1]
+    assert scheduler.catch_up_limit() == 3 and scheduler.batch_limit() == 2
+
+
+def test_a_tick_chosen_as_a_deadlock_victim_is_run_again_and_other_errors_are_not(monkeypatch):
+    # Two schedulers' catch-up ticks can deadlock (InnoDB rolls the victim back whole); the tick
+    # runs again, planned from the rows it then locks, and makes each run once.
+    from django.db.utils import OperationalError
+
+    from jobs.queue import scheduling
+
+    due = minute_floor(db_now()) - MINUTE
+    make_tasks(3, next_run_at=due, cron_expression="0 0 1 1 *")
+    real = scheduling._schedule_due_tasks_once
+    calls = []
+
+    def deadlocked_once(**kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError(1213, "Deadlock found when trying to get lock")
+        return real(**kwargs)
+
+    monkeypatch.setattr(scheduling, "_schedule_due_tasks_once", deadlocked_once)
+    assert Scheduler(lookahead_seconds=0).tick().selected == 3 and len(calls) == 2
+    assert Job.objects.filter(scheduled_at=due).count() == 3
+
+    def lost(**kwargs):
+        raise OperationalError(2013, "Lost connection")
+
+    monkeypatch.setattr(scheduling, "_schedule_due_tasks_once", lost)
+    with pytest.raises(OperationalError):
+        Scheduler(lookahead_seconds=0).tick()
+
+
 def kinds(captured: CaptureQueriesContext) -> list[str]:
     """The verb of each statement sent, past the SQL file's comment lines."""
     verbs = []

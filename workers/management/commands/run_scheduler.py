@@ -22,7 +22,11 @@ class Command(BaseCommand):
             help="seconds ahead of now a run is due (jobs exist before their second); default %(default)s",
         )
         parser.add_argument(
-            "--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="tasks per tick; default %(default)s"
+            "--batch-size",
+            type=int,
+            default=DEFAULT_BATCH_SIZE,
+            help="tasks per tick (after a full tick the next takes twice as many, up to four batches); "
+            "default %(default)s",
         )
         add_loop_options(parser, idle_default=1.0, idle_help="seconds to sleep when nothing is due")
 
