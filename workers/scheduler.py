@@ -150,6 +150,12 @@ class Scheduler:
         if len(self._memo) > MEMO_MAX_ENTRIES:
             self._memo = NextRunMemo()
 
+        def attempt() -> None:
+            """A deadlock victim's attempt was rolled back whole: the tick reports the one that committed."""
+            nonlocal executed, earliest_next
+            executed, earliest_next = 0, None
+            completed.clear()
+
         def plan(rows: list[DueTask]) -> TickPlan:
             nonlocal earliest_next
             planned = _plan(rows, memo=self._memo, missed_after=self.missed_after, replay_max=self.missed_runs_max)
@@ -159,7 +165,10 @@ class Scheduler:
 
         with connection.execute_wrapper(count):
             rows = queue.schedule_due_tasks(
-                lookahead_microseconds=self.lookahead // timedelta(microseconds=1), limit=limit, plan=plan
+                lookahead_microseconds=self.lookahead // timedelta(microseconds=1),
+                limit=limit,
+                plan=plan,
+                on_attempt=attempt,
             )
         seconds = time.perf_counter() - started
         if not rows:

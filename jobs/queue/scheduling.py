@@ -55,17 +55,24 @@ class TickPlan:
 
 
 def schedule_due_tasks(
-    *, lookahead_microseconds: int, limit: int, plan: Callable[[list[DueTask]], TickPlan]
+    *,
+    lookahead_microseconds: int,
+    limit: int,
+    plan: Callable[[list[DueTask]], TickPlan],
+    on_attempt: Callable[[], None] = lambda: None,
 ) -> list[DueTask]:
     """Lock up to `limit` due tasks oldest first, insert their jobs, advance them, commit; the tasks.
 
-    A deadlock victim (two schedulers, or a result batch updating the same tasks' health) is run
-    again, planned anew from the rows it then locks.
+    A deadlock victim (two schedulers' catch-ups, or a result batch updating the same tasks'
+    health) is run again, planned anew from the rows it then locks; `on_attempt` is called before
+    each attempt.
     """
-    return retry_deadlocks(
-        lambda: _schedule_due_tasks_once(lookahead_microseconds=lookahead_microseconds, limit=limit, plan=plan),
-        what="tick",
-    )
+
+    def once() -> list[DueTask]:
+        on_attempt()
+        return _schedule_due_tasks_once(lookahead_microseconds=lookahead_microseconds, limit=limit, plan=plan)
+
+    return retry_deadlocks(once, what="tick")
 
 
 def _schedule_due_tasks_once(

@@ -9,12 +9,14 @@ from datetime import datetime, timedelta
 
 import pytest
 from django.db import connection
+from django.db.utils import OperationalError
 from django.test.utils import CaptureQueriesContext
 
 from domain.ids import new_id
 from jobs.models import Job, JobStatus
 from jobs.queue import DueTask
 from tasks.models import Task, TaskStatus
+from tasks.signals import tasks_completed
 from tests.factories import db_now, make_job, make_task, make_tasks
 from workers.scheduler import ROW_BYTES, Scheduler, _document
 
@@ -199,34 +201,54 @@ def test_a_catch_up_tick_never_carries_more_rows_than_one_statement_holds():
     assert scheduler.catch_up_limit() == 3 and scheduler.batch_limit() == 2
 
 
-def test_a_tick_chosen_as_a_deadlock_victim_is_run_again_and_other_errors_are_not(monkeypatch):
-    # Two schedulers' catch-up ticks can deadlock (InnoDB rolls the victim back whole); the tick
-    # runs again, planned from the rows it then locks, and makes each run once.
-    from django.db.utils import OperationalError
-
-    from jobs.queue import scheduling
-
+def test_a_tick_deadlocked_after_its_plan_runs_again_and_reports_the_attempt_that_committed():
+    # Two schedulers' catch-up ticks can deadlock; InnoDB rolls the victim back whole (jobs, task
+    # advances, completions and their records), and the tick runs again, planned anew.
     due = minute_floor(db_now()) - MINUTE
-    make_tasks(3, next_run_at=due, cron_expression="0 0 1 1 *")
-    real = scheduling._schedule_due_tasks_once
-    calls = []
+    make_tasks(3, next_run_at=due, cron_expression="0 0 1 1 *", max_runs=1)  # each completes
+    inserts, after_the_deadlock, sent = [], [], []
 
-    def deadlocked_once(**kwargs):
-        calls.append(1)
-        if len(calls) == 1:
-            raise OperationalError(1213, "Deadlock found when trying to get lock")
-        return real(**kwargs)
+    def deadlock_the_first_insert(execute, sql, params, many, context):
+        if "INSERT INTO jobs" in sql:
+            inserts.append(1)
+            if len(inserts) == 1:
+                raise OperationalError(1213, "Deadlock found when trying to get lock")
+        if inserts:
+            after_the_deadlock.append(sql)
+        return execute(sql, params, many, context)
 
-    monkeypatch.setattr(scheduling, "_schedule_due_tasks_once", deadlocked_once)
-    assert Scheduler(lookahead_seconds=0).tick().selected == 3 and len(calls) == 2
+    def receiver(sender, task_ids, **kwargs):
+        sent.append(task_ids)
+
+    tasks_completed.connect(receiver, weak=False)
+    try:
+        with connection.execute_wrapper(deadlock_the_first_insert):
+            result = Scheduler(lookahead_seconds=0).tick()
+    finally:
+        tasks_completed.disconnect(receiver)
+
+    assert len(inserts) == 2
+    assert result.selected == 3 and len(result.completed) == 3
+    assert [len(ids) for ids in sent] == [3]  # told once, after the commit
     assert Job.objects.filter(scheduled_at=due).count() == 3
+    # Only the statements of the attempt that committed (its SELECT came after the deadlock).
+    assert "FOR UPDATE" in after_the_deadlock[0] and result.statements == len(after_the_deadlock)
 
-    def lost(**kwargs):
-        raise OperationalError(2013, "Lost connection")
 
-    monkeypatch.setattr(scheduling, "_schedule_due_tasks_once", lost)
-    with pytest.raises(OperationalError):
+def test_a_tick_that_lost_its_database_is_not_run_again():
+    due = minute_floor(db_now()) - MINUTE
+    make_tasks(1, next_run_at=due, cron_expression="0 0 1 1 *")
+    selects = []
+
+    def lost(execute, sql, params, many, context):
+        if "FOR UPDATE" in sql:
+            selects.append(1)
+            raise OperationalError(2013, "Lost connection")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(lost), pytest.raises(OperationalError):
         Scheduler(lookahead_seconds=0).tick()
+    assert len(selects) == 1
 
 
 def kinds(captured: CaptureQueriesContext) -> list[str]:
@@ -294,7 +316,7 @@ def test_the_batch_cap_comes_from_max_allowed_packet():
     rows = Scheduler(batch_size=10**9).batch_limit()
 
     assert 0 < rows * ROW_BYTES < packet
-    assert rows >= 30_000  # the default 16 MiB holds ~150,000: the shipped batch is never capped
+    assert rows >= 30_000  # the default 16 MiB holds ~88,000: the shipped batch is never capped
     assert Scheduler().batch_limit() == 1000
 
 
