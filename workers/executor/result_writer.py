@@ -44,7 +44,7 @@ from .tally import Tally
 logger = logging.getLogger(__name__)
 
 RESULT_HOLD_SECONDS = 2.0  # a result waits at most this long for the claims to catch up
-RESULT_HOLD_BYTES = 64 * 1024 * 1024  # ... and the held results' bodies and errors at most this much
+RESULT_HOLD_BYTES = 64 * 1024 * 1024  # ... and the held results (`_result_bytes` each) at most this much
 RESULT_OVERHEAD_BYTES = 256  # a result in memory besides its response body and error (about)
 
 
