@@ -46,6 +46,14 @@ _FALL_BACK_LOOKAHEAD = timedelta(hours=26)
 # --- next runs ----------------------------------------------------------------
 
 
+# (expression, zone) -> (after, its next run) of the last walk: every instant in [after, run) has
+# that same next run, since no run lies between them. Creates of the same schedule within one
+# period (most tenants' expressions are a few common ones) skip croniter's walk. Bounded: emptied
+# when full. A tuple is replaced whole, so threads of one process read one pair or the other.
+_LAST_WALKS: dict[tuple[str, ZoneInfo], tuple[datetime, datetime]] = {}
+_LAST_WALKS_MAX = 4096
+
+
 def next_run_after(expr: str, tz: ZoneInfo, after: datetime) -> datetime:
     """Return the first run of ``expr`` in ``tz`` strictly after ``after``.
 
@@ -55,6 +63,19 @@ def next_run_after(expr: str, tz: ZoneInfo, after: datetime) -> datetime:
     """
     if after.tzinfo is None or after.utcoffset() is None:
         raise ValueError("after must be an aware datetime")
+    key = (expr, tz)
+    last = _LAST_WALKS.get(key)
+    if last is not None and last[0] <= after < last[1]:
+        return last[1]
+    run = _walk_to_next_run(expr, tz, after)
+    if len(_LAST_WALKS) >= _LAST_WALKS_MAX:
+        _LAST_WALKS.clear()
+    _LAST_WALKS[key] = (after, run)
+    return run
+
+
+def _walk_to_next_run(expr: str, tz: ZoneInfo, after: datetime) -> datetime:
+    """next_run_after's answer, walked with croniter."""
     schedule = cron_schedule(expr)
     after = after.astimezone(UTC)
     local = after.astimezone(tz)

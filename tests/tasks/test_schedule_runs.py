@@ -48,6 +48,14 @@ def runs(expr: str, tz: ZoneInfo, after: datetime, count: int) -> list[datetime]
     return found
 
 
+@pytest.fixture(autouse=True)
+def _no_remembered_walk() -> Iterator[None]:
+    """Each test starts with no remembered walk, so croniter's step counts are its own."""
+    schedule_runs._LAST_WALKS.clear()
+    yield
+    schedule_runs._LAST_WALKS.clear()
+
+
 # --- the oracle ---------------------------------------------------------------
 
 
@@ -379,6 +387,64 @@ def test_iterating_next_runs_walks_every_run_exactly_once(expr: str, zone_and_st
         (minutes, hours, *_), _ = _fields(expr)
         slots_per_day = len(minutes or range(60)) * len(hours or range(24))
         assert max(Counter(wall.date() for wall in walls).values()) <= slots_per_day
+
+
+# --- the remembered walk ------------------------------------------------------------------
+
+
+def test_an_instant_before_the_remembered_run_takes_no_croniter_step(croniter_steps: Counter[str]) -> None:
+    validate_cron("*/5 * * * *")
+    croniter_steps.clear()
+    assert next_run_after("*/5 * * * *", MADRID, utc(2026, 6, 3, 10, 0, 1)) == utc(2026, 6, 3, 10, 5)
+    assert croniter_steps["get_next"] == 1
+    for after in (utc(2026, 6, 3, 10, 0, 1), utc(2026, 6, 3, 10, 2, 30), utc(2026, 6, 3, 10, 4, 59)):
+        assert next_run_after("*/5 * * * *", MADRID, after) == utc(2026, 6, 3, 10, 5)
+    assert croniter_steps["get_next"] == 1
+
+
+def test_the_remembered_run_itself_and_instants_outside_its_span_are_walked(croniter_steps: Counter[str]) -> None:
+    validate_cron("*/5 * * * *")
+    next_run_after("*/5 * * * *", MADRID, utc(2026, 6, 3, 10, 2))
+    croniter_steps.clear()
+    assert next_run_after("*/5 * * * *", MADRID, utc(2026, 6, 3, 10, 5)) == utc(2026, 6, 3, 10, 10)  # strictly after
+    assert next_run_after("*/5 * * * *", MADRID, utc(2026, 6, 3, 9, 59)) == utc(2026, 6, 3, 10, 0)  # earlier
+    assert croniter_steps["get_next"] == 2
+
+
+def test_the_remembered_walk_is_kept_per_expression_and_zone() -> None:
+    after = utc(2026, 6, 3, 10, 2)
+    assert next_run_after("*/5 * * * *", MADRID, after) == utc(2026, 6, 3, 10, 5)
+    assert next_run_after("0 * * * *", MADRID, after) == utc(2026, 6, 3, 11, 0)
+    assert next_run_after("0 9 * * *", MADRID, after) == utc(2026, 6, 4, 7, 0)
+    assert next_run_after("0 9 * * *", NEW_YORK, after) == utc(2026, 6, 3, 13, 0)
+    assert next_run_after("*/5 * * * *", MADRID, after) == utc(2026, 6, 3, 10, 5)
+
+
+def test_the_remembered_walks_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(schedule_runs, "_LAST_WALKS_MAX", 3)
+    for minute in range(10):
+        next_run_after(f"{minute} * * * *", MADRID, utc(2026, 6, 3, 10, 30))
+        assert len(schedule_runs._LAST_WALKS) <= 3
+    assert next_run_after("9 * * * *", MADRID, utc(2026, 6, 3, 10, 30)) == utc(2026, 6, 3, 11, 9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    expr=st.sampled_from(ORACLE_EXPRESSIONS),
+    zone_and_start=_near_a_transition(),
+    fractions=st.lists(st.floats(0, 1, exclude_max=True), min_size=1, max_size=6),
+)
+def test_every_instant_answered_from_a_remembered_walk_matches_the_oracle(
+    expr: str, zone_and_start: tuple[str, datetime], fractions: list[float]
+) -> None:
+    schedule_runs._LAST_WALKS.clear()
+    zone_name, after = zone_and_start
+    tz = ZoneInfo(zone_name)
+    run = next_run_after(expr, tz, after)
+    for fraction in fractions:  # instants in [after, run), answered from the memory
+        later = after + timedelta(microseconds=int((run - after) // timedelta(microseconds=1) * fraction))
+        assert after <= later < run
+        assert next_run_after(expr, tz, later) == oracle_next(expr, tz, later) == run
 
 
 # --- NextRunMemo ------------------------------------------------------------------------
