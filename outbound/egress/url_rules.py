@@ -9,6 +9,7 @@ inward-only names are refused by name, as defence in depth.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -131,6 +132,17 @@ def parse_task_url(url: object) -> ParsedTarget:
     What this leaves to the policy: whether the host (an IP literal, or the
     addresses a name resolves to) and the port may be dialled.
     """
+    if type(url) is str:
+        return _parse_text(url)
+    return _parse_text.__wrapped__(url)
+
+
+# A tenant's tasks mostly call a few URLs, and reading one with both parsers is about a tenth of a
+# create's own CPU; the answer depends on the text alone and is immutable, so one read serves every
+# create of the same URL. A refused URL raises and is not kept. Exact `str` only (above): a subclass
+# could compare equal to another text. 256 texts of at most MAX_URL_LENGTH: at most about 1 MB.
+@functools.lru_cache(maxsize=256)
+def _parse_text(url: object) -> ParsedTarget:
     if not isinstance(url, str) or not url:
         raise TargetError("must be a URL")
     if len(url) > MAX_URL_LENGTH:

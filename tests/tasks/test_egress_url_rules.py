@@ -15,6 +15,13 @@ import yarl
 from outbound.egress import GENERIC_MESSAGE, MAX_URL_LENGTH, EgressDenied, ParsedTarget, TargetError, url_rules
 from tests.tasks.egress_dns import POLICY, check, fake_resolve
 
+
+@pytest.fixture(autouse=True)
+def _no_remembered_url() -> None:
+    """Each test reads its URLs afresh (one test skews a parser)."""
+    url_rules._parse_text.cache_clear()
+
+
 # --------------------------------------------------------------------------
 # check_url: refused
 
@@ -239,3 +246,38 @@ def test_a_non_canonical_port_spelling_is_refused(url: str) -> None:
 def test_a_canonical_port_or_none_passes_the_spelling_check(url: str) -> None:
     assert url_rules.port_spelling_problem(url) is None
     check(url)
+
+
+# --------------------------------------------------------------------------
+# One read per URL text
+
+
+def test_a_url_text_is_read_once_and_a_str_subclass_on_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    first = url_rules.parse_task_url("https://public.example/hook")
+    reads = []
+    real_url = url_rules.yarl.URL
+
+    def counting_url(url: str) -> yarl.URL:
+        reads.append(url)
+        return real_url(url)
+
+    monkeypatch.setattr(url_rules, "yarl", types.SimpleNamespace(URL=counting_url))
+    assert url_rules.parse_task_url("https://public.example/hook") is first
+    assert reads == []
+
+    class Text(str):
+        def __eq__(self, other: object) -> bool:  # equal to anything: never a cache key
+            return True
+
+        __hash__ = str.__hash__
+
+    assert url_rules.parse_task_url(Text("https://other.example/")).host == "other.example"
+    assert url_rules.parse_task_url(Text("https://public.example/hook")) == first
+    assert reads == ["https://other.example/", "https://public.example/hook"]
+
+
+def test_a_refused_url_is_refused_every_time() -> None:
+    for _ in range(2):
+        with pytest.raises(TargetError, match="fragment"):
+            url_rules.parse_task_url("https://public.example/#x")
+    assert url_rules._parse_text.cache_info().currsize == 0
