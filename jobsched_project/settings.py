@@ -318,12 +318,14 @@ MIDDLEWARE = [
     "api.access_log.AccessLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Django's sessions, users and messages, for every path but the tenant API's /v1/
+    # (api/console_only.py: the API's requests carry a token, never a cookie).
+    "api.console_only.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "api.console_only.AuthenticationMiddleware",
     "api.anonymous_throttle.AdminLoginThrottleMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "api.console_only.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 

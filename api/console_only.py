@@ -1,0 +1,52 @@
+"""The support console's middleware (sessions, Django's users, messages), skipped by the tenant API.
+
+The tenant API under /v1/ authenticates every request by its bearer token and keeps nothing
+between requests: none of its views reads a session, a Django user or a message. For its
+requests these three did nothing but build their lazy objects (docs/benchmarks/issue33-create-repeats.md).
+Each class here is Django's, run as before for every other path (the console under /admin/, the
+home page), and named in MIDDLEWARE where Django's was, so the admin's checks still find them.
+Django's CSRF middleware stays as it is for every path: `check --deploy` looks for it by name,
+and for the API's views, all exempt, it reads no more than the request's cookies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.middleware import AuthenticationMiddleware as DjangoAuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware as DjangoMessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessionMiddleware
+from django.http import HttpRequest, HttpResponse
+
+from api.edge_views import API_PREFIX
+
+_API_ROOT = API_PREFIX.rstrip("/")
+
+
+def is_api_request(request: HttpRequest) -> bool:
+    """Whether `request` is for the tenant API (its path under /v1/, or /v1 itself)."""
+    path = request.path_info
+    return path.startswith(API_PREFIX) or path == _API_ROOT
+
+
+class _ConsoleOnly:
+    """Pass a request for the tenant API straight on; run Django's middleware for any other."""
+
+    get_response: Any
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if is_api_request(request):
+            return self.get_response(request)  # type: ignore[no-any-return]
+        return super().__call__(request)  # type: ignore[misc, no-any-return]
+
+
+class SessionMiddleware(_ConsoleOnly, DjangoSessionMiddleware):
+    """Django's sessions, for the console."""
+
+
+class AuthenticationMiddleware(_ConsoleOnly, DjangoAuthenticationMiddleware):
+    """Django's `request.user`, for the console (the API's user is its token's, set by DRF)."""
+
+
+class MessageMiddleware(_ConsoleOnly, DjangoMessageMiddleware):
+    """Django's messages, for the console."""
