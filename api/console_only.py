@@ -7,6 +7,9 @@ Each class here is Django's, run as before for every other path (the console und
 home page), and named in MIDDLEWARE where Django's was, so the admin's checks still find them.
 Django's CSRF middleware stays as it is for every path: `check --deploy` looks for it by name,
 and for the API's views, all exempt, it reads no more than the request's cookies.
+
+What a /v1/ answer no longer does: delete a malformed console session cookie the request
+carried (Django's sessions answer such a request with an expired `sessionid` and `Vary: Cookie`).
 """
 
 from __future__ import annotations

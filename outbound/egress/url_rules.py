@@ -132,7 +132,7 @@ def parse_task_url(url: object) -> ParsedTarget:
     What this leaves to the policy: whether the host (an IP literal, or the
     addresses a name resolves to) and the port may be dialled.
     """
-    if type(url) is str:
+    if type(url) is str and len(url) <= _KEPT_URL_LENGTH:
         return _parse_text(url)
     return _parse_text.__wrapped__(url)
 
@@ -140,7 +140,11 @@ def parse_task_url(url: object) -> ParsedTarget:
 # A tenant's tasks mostly call a few URLs, and reading one with both parsers is about a tenth of a
 # create's own CPU; the answer depends on the text alone and is immutable, so one read serves every
 # create of the same URL. A refused URL raises and is not kept. Exact `str` only (above): a subclass
-# could compare equal to another text. 256 texts of at most MAX_URL_LENGTH: at most about 1 MB.
+# could compare equal to another text. Texts of at most 512 characters, 256 of them: with the
+# percent-encoded URL each keeps, at most about 2 MB a process.
+_KEPT_URL_LENGTH = 512
+
+
 @functools.lru_cache(maxsize=256)
 def _parse_text(url: object) -> ParsedTarget:
     if not isinstance(url, str) or not url:

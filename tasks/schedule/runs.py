@@ -63,6 +63,10 @@ def next_run_after(expr: str, tz: ZoneInfo, after: datetime) -> datetime:
     """
     if after.tzinfo is None or after.utcoffset() is None:
         raise ValueError("after must be an aware datetime")
+    if type(expr) is not str:
+        return _walk_to_next_run(expr, tz, after)  # refused there, as a ScheduleError
+    # In UTC: two times of one zone compare by their wall clocks, blind to a fall-back's fold.
+    after = after.astimezone(UTC)
     key = (expr, tz)
     last = _LAST_WALKS.get(key)
     if last is not None and last[0] <= after < last[1]:

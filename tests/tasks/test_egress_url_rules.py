@@ -276,6 +276,13 @@ def test_a_url_text_is_read_once_and_a_str_subclass_on_its_own(monkeypatch: pyte
     assert reads == ["https://other.example/", "https://public.example/hook"]
 
 
+def test_a_long_url_is_read_each_time_and_not_kept() -> None:
+    long_url = "https://public.example/" + "a" * 600
+    assert url_rules.parse_task_url(long_url) == url_rules.parse_task_url(long_url)
+    assert url_rules.parse_task_url(long_url) is not url_rules.parse_task_url(long_url)
+    assert url_rules._parse_text.cache_info().currsize == 0
+
+
 def test_a_refused_url_is_refused_every_time() -> None:
     for _ in range(2):
         with pytest.raises(TargetError, match="fragment"):

@@ -420,6 +420,21 @@ def test_the_remembered_walk_is_kept_per_expression_and_zone() -> None:
     assert next_run_after("*/5 * * * *", MADRID, after) == utc(2026, 6, 3, 10, 5)
 
 
+def test_a_remembered_walk_tells_the_two_passes_of_a_fall_back_apart() -> None:
+    # 01:30 EST (06:30Z, the second pass) remembers 07:00Z; 01:45 EDT (05:45Z) is earlier, though
+    # two times of one zone compare by their wall clocks.
+    second_pass = datetime(2026, 11, 1, 1, 30, fold=1, tzinfo=NEW_YORK)
+    first_pass = datetime(2026, 11, 1, 1, 45, fold=0, tzinfo=NEW_YORK)
+    assert next_run_after("0 * * * *", NEW_YORK, second_pass) == utc(2026, 11, 1, 7, 0)
+    assert next_run_after("0 * * * *", NEW_YORK, first_pass) == utc(2026, 11, 1, 6, 0)
+    assert next_run_after("0 * * * *", NEW_YORK, second_pass) == utc(2026, 11, 1, 7, 0)
+
+
+def test_an_expression_that_is_not_text_is_refused_as_a_schedule_error() -> None:
+    with pytest.raises(ScheduleError):
+        next_run_after(["0 9 * * *"], MADRID, utc(2026, 6, 3))  # type: ignore[arg-type]
+
+
 def test_the_remembered_walks_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(schedule_runs, "_LAST_WALKS_MAX", 3)
     for minute in range(10):
