@@ -14,12 +14,13 @@ carried (Django's sessions answer such a request with an expired `sessionid` and
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable
 
 from django.contrib.auth.middleware import AuthenticationMiddleware as DjangoAuthenticationMiddleware
 from django.contrib.messages.middleware import MessageMiddleware as DjangoMessageMiddleware
 from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessionMiddleware
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
+from django.utils.deprecation import MiddlewareMixin
 
 from api.edge_views import API_PREFIX
 
@@ -32,15 +33,13 @@ def is_api_request(request: HttpRequest) -> bool:
     return path.startswith(API_PREFIX) or path == _API_ROOT
 
 
-class _ConsoleOnly:
+class _ConsoleOnly(MiddlewareMixin):
     """Pass a request for the tenant API straight on; run Django's middleware for any other."""
 
-    get_response: Any
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if is_api_request(request):
-            return self.get_response(request)  # type: ignore[no-any-return]
-        return super().__call__(request)  # type: ignore[misc, no-any-return]
+            return self.get_response(request)
+        return super().__call__(request)
 
 
 class SessionMiddleware(_ConsoleOnly, DjangoSessionMiddleware):
